@@ -1,0 +1,51 @@
+# storagelab — the two commands a user needs:
+#   make report   build the environment if needed, execute every notebook, write reports/index.html
+#   make test     build the environment if needed, run unit tests, nbval and the papermill smoke run
+# Other targets: make lab, make lock, make refresh, make lint.
+
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.installed
+
+.PHONY: report test lab lint lock refresh env clean
+
+env: $(STAMP)
+
+# The environment is rebuilt whenever the lock or the project metadata changes.
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "storagelab needs Python 3.11, got " + sys.version.split()[0]' \
+	  || { echo "Set PYTHON=/path/to/python3.11 (make PYTHON=...)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (storagelab)" >/dev/null
+	touch $(STAMP)
+
+report: $(STAMP)
+	$(BIN)/storagelab report
+
+test: $(STAMP)
+	bash ci/test.sh
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+lint: $(STAMP)
+	$(BIN)/ruff check lib tests notebooks
+	$(BIN)/ruff format --check lib tests
+
+# Re-execute every notebook in place with its default parameters and strip volatile metadata,
+# so that the committed outputs are the ones nbval compares against.
+refresh: $(STAMP)
+	$(BIN)/storagelab refresh
+
+# Re-resolve the pins (needs uv: pip install uv). Commit requirements.lock and environment.yml together.
+lock:
+	uv pip compile pyproject.toml --extra dev --python-version 3.11 \
+	  --python-platform x86_64-unknown-linux-gnu --generate-hashes -o requirements.lock
+	$(PYTHON) ci/make_environment_yml.py
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache
