@@ -1,0 +1,109 @@
+"""The ``storagelab`` command: the report, single notebook runs, refreshing committed outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from storagelab.datasets import DatasetError
+from storagelab.pipeline.layout import ProjectLayout
+from storagelab.pipeline.params import ParamsError, load_params
+
+app = typer.Typer(
+    help="storagelab: storage architectures under virtualized mixed workloads, simulated and checked "
+    "against published results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_USER_ERRORS = (ParamsError, DatasetError, FileNotFoundError)
+
+
+def _fail(err: Exception) -> None:
+    typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code=2)
+
+
+def _notebook(layout: ProjectLayout, name: str) -> Path:
+    path = Path(name)
+    for candidate in (path, layout.notebooks / path, layout.notebooks / f"{path.stem}.ipynb"):
+        if candidate.is_file() and candidate.suffix == ".ipynb":
+            return candidate
+    known = ", ".join(p.stem for p in layout.notebook_paths())
+    raise FileNotFoundError(f"notebook {name!r} not found; notebooks: {known}")
+
+
+@app.command()
+def report(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="report folder (default: reports/)")] = None,
+) -> None:
+    """Execute every notebook with its params/ defaults and write an HTML report (index.html)."""
+    from storagelab.pipeline.report import build_report
+
+    try:
+        index = build_report(ProjectLayout.discover(), out)
+    except _USER_ERRORS as err:
+        _fail(err)
+    typer.echo(f"report written: {index}")
+
+
+@app.command()
+def run(
+    notebook: Annotated[str, typer.Argument(help="notebook path or name, e.g. 00-published-results")],
+    params: Annotated[Path | None, typer.Option("--params", "-p", help="YAML params file")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="executed notebook (.ipynb)")] = None,
+    html: Annotated[bool, typer.Option(help="also write an HTML page beside the output")] = True,
+) -> None:
+    """Execute one notebook with validated parameters (default: params/<notebook>.yaml)."""
+    from storagelab.pipeline.notebooks import execute
+    from storagelab.pipeline.report import _render_html
+
+    try:
+        layout = ProjectLayout.discover()
+        nb_path = _notebook(layout, notebook)
+        values = load_params(nb_path, params or layout.default_params(nb_path))
+    except _USER_ERRORS as err:
+        _fail(err)
+    out = out or layout.root / "results" / f"{nb_path.stem}.ipynb"
+    nb = execute(nb_path, out, values)
+    typer.echo(f"executed notebook: {out}")
+    if html:
+        _render_html(nb, out.with_suffix(".html"))
+        typer.echo(f"html: {out.with_suffix('.html')}")
+
+
+@app.command()
+def refresh(
+    notebooks: Annotated[list[str] | None, typer.Argument(help="notebooks to refresh (default: all)")] = None,
+) -> None:
+    """Re-execute notebooks in place and strip volatile metadata, so nbval compares current outputs."""
+    from storagelab.pipeline.notebooks import refresh as refresh_notebook
+
+    try:
+        layout = ProjectLayout.discover()
+        paths = [_notebook(layout, n) for n in notebooks] if notebooks else layout.notebook_paths()
+        for p in paths:  # the defaults files must still be valid, or the committed outputs mean nothing
+            load_params(p, layout.default_params(p))
+    except _USER_ERRORS as err:
+        _fail(err)
+    for p in paths:
+        typer.echo(f"refreshing {p}")
+        refresh_notebook(p)
+
+
+@app.command("check-params")
+def check_params(
+    files: Annotated[list[Path], typer.Argument(help="params files; the notebook is the file's stem "
+                                                "unless --notebook is given")],
+    notebook: Annotated[str | None, typer.Option(help="notebook whose schema to check against")] = None,
+) -> None:
+    """Validate params files without running anything."""
+    try:
+        for f in files:
+            values = load_params(notebook or f.stem, f)
+            typer.echo(f"{f}: ok {values}")
+    except _USER_ERRORS as err:
+        _fail(err)

@@ -1,0 +1,106 @@
+"""Notebook parameters: one schema per notebook, validated before anything runs.
+
+Each notebook ``notebooks/<stem>.ipynb`` has a defaults file ``params/<stem>.yaml`` and a schema here,
+registered in :data:`SCHEMAS`. A params file is read with ``yaml.safe_load`` and checked against the
+schema: an unknown key, a wrong type, an out-of-range value or a missing file raises
+:class:`ParamsError`, whose message names the file, the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+StudyId = Literal["nexgen", "vsan", "ds5020", "vplex", "ilio"]
+
+
+class NotebookParams(BaseModel):
+    """Base of every notebook's parameter schema: no unknown keys, no silent type coercion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class PublishedResultsParams(NotebookParams):
+    """Parameters of ``00-published-results``: which studies to show and how to fit their curves."""
+
+    studies: list[StudyId] = Field(
+        default=["nexgen", "vsan", "ds5020", "vplex", "ilio"], min_length=1,
+        description="studies whose rows are tabulated",
+    )  # fmt: skip
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="level of every CI and band")
+    service_level_distribution: Literal["lognormal", "weibull"] = Field(
+        default="lognormal", description="family fitted to the share-of-IOs-under-t points"
+    )
+    max_population: int = Field(
+        default=128, ge=4, le=4096, description="largest VM count (or tile count x 32) the throughput curves reach"
+    )
+
+
+#: Notebook stem -> its parameter schema.
+SCHEMAS: dict[str, type[NotebookParams]] = {
+    "00-published-results": PublishedResultsParams,
+}
+
+
+class ParamsError(ValueError):
+    """A params file that cannot be used; the message names the file, the key and what is allowed."""
+
+
+def schema_for(notebook: str | Path) -> type[NotebookParams]:
+    """The parameter schema of a notebook (by path or stem)."""
+    stem = Path(notebook).stem
+    try:
+        return SCHEMAS[stem]
+    except KeyError:
+        raise ParamsError(
+            f"notebook {stem!r} has no parameter schema; known notebooks: {', '.join(SCHEMAS)}"
+        ) from None
+
+
+def _allowed(schema: type[NotebookParams], key: str) -> str:
+    field = schema.model_fields.get(key)
+    if field is None:
+        return f"allowed keys: {', '.join(schema.model_fields)}"
+    bounds = [f"{m.__class__.__name__.lower()} {next(iter(vars(m).values()))}" for m in field.metadata]
+    kind = getattr(field.annotation, "__name__", str(field.annotation)).replace("typing.", "")
+    return f"expected {kind}" + (f" ({', '.join(bounds)})" if bounds else "") + (
+        f"; {field.description}" if field.description else ""
+    )
+
+
+def validate_params(schema: type[NotebookParams], values: dict[str, Any], source: str) -> dict[str, Any]:
+    """Check ``values`` against ``schema``; return the full parameter set (defaults filled in)."""
+    try:
+        model = schema.model_validate(values)
+    except ValidationError as err:
+        lines = []
+        for e in err.errors():
+            key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+            top = str(e["loc"][0]) if e["loc"] else ""
+            given = "" if e["type"] == "missing" else f" (got {e['input']!r})"
+            lines.append(f"  key {key!r}: {e['msg']}{given}; {_allowed(schema, top)}")
+        raise ParamsError(f"{source}: invalid parameters\n" + "\n".join(lines)) from None
+    return model.model_dump(mode="json")
+
+
+def read_params_file(path: Path) -> dict[str, Any]:
+    """Read a YAML params file safely; it must hold a mapping of parameter names to values."""
+    if not path.is_file():
+        raise ParamsError(f"{path}: params file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ParamsError(f"{path}: not valid YAML: {err}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ParamsError(f"{path}: must be a mapping of parameter names to values, got {type(data).__name__}")
+    return data
+
+
+def load_params(notebook: str | Path, path: Path) -> dict[str, Any]:
+    """Read and validate the params file ``path`` for ``notebook``; return the complete parameters."""
+    return validate_params(schema_for(notebook), read_params_file(path), str(path))
