@@ -14,15 +14,24 @@ import math
 from collections.abc import Sequence
 
 import altair as alt
+import numpy as np
 import polars as pl
 import vl_convert as vlc
+
+from storagelab.curves import CurveFit
 
 #: Digits kept in chart data, so that last-bit floating-point noise never changes a stored output.
 SIGNIFICANT_DIGITS = 6
 #: Scale of the static PNG relative to the chart's pixel size.
-PNG_SCALE = 1.5
+PNG_SCALE = 1.0
 
 _RENDERER = "storagelab"
+
+#: The output key under which a chart's Vega-Lite spec is stored in a notebook. Altair 6 uses
+#: ``application/vnd.vegalite.v6.json``, which nbformat's schema treats as text (only ``+json`` keys
+#: may hold JSON) and JupyterLab 4 does not render; ``+json`` keeps the spec a JSON object that
+#: nbformat validates and nbval compares as data. The version follows the pinned Altair.
+SPEC_MIME_TYPE = f"application/vnd.vegalite.{alt.SCHEMA_VERSION.split('.')[0]}+json"
 
 
 def _round_significant(x: float | None, digits: int = SIGNIFICANT_DIGITS) -> float | None:
@@ -40,13 +49,11 @@ def chart_data(df: pl.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> pl.DataFra
 
 
 def _render(spec: dict, **metadata) -> tuple[dict, dict]:
-    from altair.vegalite.v6.display import VEGALITE_MIME_TYPE
-
     png = vlc.vegalite_to_png(spec, scale=PNG_SCALE)
     title = spec.get("title")
     title = title.get("text") if isinstance(title, dict) else title
     bundle = {
-        VEGALITE_MIME_TYPE: spec,
+        SPEC_MIME_TYPE: spec,
         "image/png": base64.b64encode(png).decode("ascii"),
         "text/plain": f"<storagelab chart: {title or 'untitled'}>",
     }
@@ -54,11 +61,20 @@ def _render(spec: dict, **metadata) -> tuple[dict, dict]:
 
 
 def enable() -> None:
-    """Render Altair charts in notebooks as a Vega-Lite spec plus a static PNG (see module docs)."""
+    """Set up a notebook's display: Altair charts as a Vega-Lite spec plus a static PNG (see module
+    docs), and Polars tables shown whole, with long text kept."""
     if _RENDERER not in alt.renderers.names():
         alt.renderers.register(_RENDERER, _render)
     alt.renderers.enable(_RENDERER)
     alt.data_transformers.disable_max_rows()
+    pl.Config.set_tbl_rows(60)
+    pl.Config.set_fmt_str_lengths(90)
+    pl.Config.set_tbl_hide_dataframe_shape(True)
+
+
+def rounded(df: pl.DataFrame, digits: int = 4) -> pl.DataFrame:
+    """``df`` with floats rounded to ``digits`` significant digits, for tables a person reads."""
+    return chart_data(df, digits)
 
 
 def zoom(name: str) -> alt.Parameter:
@@ -66,39 +82,60 @@ def zoom(name: str) -> alt.Parameter:
     return alt.selection_interval(bind="scales", name=name)
 
 
-def fit_with_points(
-    curve: pl.DataFrame,
-    points: pl.DataFrame,
+def curve_chart(
+    fits: Sequence[CurveFit],
+    grid: Sequence[float] | np.ndarray,
     *,
-    x: str,
-    y: str,
-    color: str,
     x_title: str,
     y_title: str,
     title: str,
     name: str,
     log_x: bool = False,
-    tooltip: Sequence[str] = (),
+    log_y: bool = False,
+    extra_points: pl.DataFrame | None = None,
+    width: int = 420,
+    height: int = 260,
+    band_opacity: float = 0.15,
 ) -> alt.LayerChart:
-    """Published points over a fitted curve with its confidence band, one colour per series.
+    """Fitted curves (lines), their confidence bands (shaded) and the published points (dots).
 
-    ``curve`` has columns ``x``, ``fit``, ``lower``, ``upper`` and ``color``; ``points`` has ``x``, ``y``
-    and ``color`` (and whatever ``tooltip`` names).
+    One colour per fit. ``extra_points`` (columns ``x``, ``observed``, ``curve``) adds published points
+    that no curve was fitted to, so they are still shown. ``name`` names the chart's zoom selection.
     """
-    scale = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
-    base_curve = alt.Chart(chart_data(curve))
-    xenc = alt.X(f"{x}:Q", title=x_title, scale=scale)
-    band = base_curve.mark_area(opacity=0.18).encode(
-        x=xenc, y=alt.Y("lower:Q", title=y_title), y2="upper:Q", color=alt.Color(f"{color}:N")
+    curves = pl.concat([f.predict(grid) for f in fits]) if fits else pl.DataFrame(
+        schema={"x": pl.Float64, "fit": pl.Float64, "lower": pl.Float64, "upper": pl.Float64, "curve": pl.String}
     )
-    line = base_curve.mark_line().encode(x=xenc, y="fit:Q", color=alt.Color(f"{color}:N", title=color))
+    points = [f.points.select("x", "observed", "row_id", curve=pl.lit(f.name),
+                              point=pl.when("used_in_fit").then(pl.lit("fitted on")).otherwise(pl.lit("not used")))
+              for f in fits]  # fmt: skip
+    if extra_points is not None and extra_points.height:
+        points.append(extra_points.select("x", "observed", "row_id", "curve", point=pl.lit("no curve")))
+    pts = pl.concat(points) if points else pl.DataFrame()
+    xscale = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    yscale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    x = alt.X("x:Q", title=x_title, scale=xscale)
+    color = alt.Color("curve:N", title=None, legend=alt.Legend(orient="bottom", columns=2, labelLimit=260,
+                                                               symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1))
+    unlabelled = alt.Color("curve:N", legend=None)
+    base = alt.Chart(chart_data(curves))
+    # The zoom selection lives on the named band layer, so Altair never invents a view name for it.
+    band = (
+        base.mark_area(opacity=band_opacity)
+        .encode(x=x, y=alt.Y("lower:Q", scale=yscale), y2="upper:Q", color=color)
+        .add_params(zoom(f"zoom_{name}"))
+        .properties(name=f"{name}_band")
+    )
+    line = base.mark_line().encode(x=x, y=alt.Y("fit:Q", title=y_title, scale=yscale), color=color)
     dots = (
-        alt.Chart(chart_data(points))
-        .mark_point(filled=True, size=70, stroke="black", strokeWidth=0.6)
-        .encode(x=xenc, y=f"{y}:Q", color=f"{color}:N", shape=alt.Shape("kind:N", title="published"),
-                tooltip=[*tooltip])
+        alt.Chart(chart_data(pts))
+        .mark_point(filled=True, size=60, stroke="black", strokeWidth=0.5, opacity=1)
+        .encode(x=x, y="observed:Q", color=unlabelled, shape=alt.Shape("point:N", title="published point"),
+                tooltip=["curve", "row_id", "x", "observed"])
     )  # fmt: skip
-    return (band + line + dots).add_params(zoom(f"zoom_{name}")).properties(title=title, width=420, height=260)
+    return (
+        alt.layer(band, line, dots)
+        .properties(title=title, width=width, height=height, name=name)
+    )
 
 
 def residual_bars(residuals: pl.DataFrame, *, label: str, title: str) -> alt.Chart:
@@ -113,5 +150,5 @@ def residual_bars(residuals: pl.DataFrame, *, label: str, title: str) -> alt.Cha
             color=alt.Color("used_in_fit:N", title="used in fit"),
             tooltip=[label, "observed", "fitted", "residual_pct"],
         )
-        .properties(title=title, width=420)
+        .properties(title=title, width=420, name="residuals")
     )

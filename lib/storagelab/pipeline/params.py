@@ -35,7 +35,7 @@ class PublishedResultsParams(NotebookParams):
         default="lognormal", description="family fitted to the share-of-IOs-under-t points"
     )
     max_population: int = Field(
-        default=128, ge=4, le=4096, description="largest VM count (or tile count x 32) the throughput curves reach"
+        default=128, ge=4, le=4096, description="largest VM count the Virtual SAN throughput curves are drawn to"
     )
 
 
