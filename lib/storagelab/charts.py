@@ -44,7 +44,8 @@ def chart_data(df: pl.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> pl.DataFra
     """``df`` with every float column rounded to ``digits`` significant digits (for stable specs)."""
     floats = [c for c, t in df.schema.items() if t.is_float()]
     return df.with_columns(
-        pl.col(c).map_elements(lambda v: _round_significant(v, digits), return_dtype=pl.Float64) for c in floats
+        pl.col(c).map_elements(lambda v: _round_significant(v, digits), return_dtype=pl.Float64)
+        for c in floats
     )
 
 
@@ -102,20 +103,47 @@ def curve_chart(
     One colour per fit. ``extra_points`` (columns ``x``, ``observed``, ``curve``) adds published points
     that no curve was fitted to, so they are still shown. ``name`` names the chart's zoom selection.
     """
-    curves = pl.concat([f.predict(grid) for f in fits]) if fits else pl.DataFrame(
-        schema={"x": pl.Float64, "fit": pl.Float64, "lower": pl.Float64, "upper": pl.Float64, "curve": pl.String}
+    curves = (
+        pl.concat([f.predict(grid) for f in fits])
+        if fits
+        else pl.DataFrame(
+            schema={
+                "x": pl.Float64,
+                "fit": pl.Float64,
+                "lower": pl.Float64,
+                "upper": pl.Float64,
+                "curve": pl.String,
+            }
+        )
     )
-    points = [f.points.select("x", "observed", "row_id", curve=pl.lit(f.name),
-                              point=pl.when("used_in_fit").then(pl.lit("fitted on")).otherwise(pl.lit("not used")))
-              for f in fits]  # fmt: skip
+    points = [
+        f.points.select(
+            "x",
+            "observed",
+            "row_id",
+            curve=pl.lit(f.name),
+            point=pl.when("used_in_fit").then(pl.lit("fitted on")).otherwise(pl.lit("not used")),
+        )
+        for f in fits
+    ]
     if extra_points is not None and extra_points.height:
         points.append(extra_points.select("x", "observed", "row_id", "curve", point=pl.lit("no curve")))
     pts = pl.concat(points) if points else pl.DataFrame()
     xscale = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
     yscale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     x = alt.X("x:Q", title=x_title, scale=xscale)
-    color = alt.Color("curve:N", title=None, legend=alt.Legend(orient="bottom", columns=2, labelLimit=260,
-                                                               symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1))
+    color = alt.Color(
+        "curve:N",
+        title=None,
+        legend=alt.Legend(
+            orient="bottom",
+            columns=2,
+            labelLimit=260,
+            symbolType="stroke",
+            symbolStrokeWidth=3,
+            symbolOpacity=1,
+        ),
+    )
     unlabelled = alt.Color("curve:N", legend=None)
     base = alt.Chart(chart_data(curves))
     # The zoom selection lives on the named band layer, so Altair never invents a view name for it.
@@ -129,13 +157,15 @@ def curve_chart(
     dots = (
         alt.Chart(chart_data(pts))
         .mark_point(filled=True, size=60, stroke="black", strokeWidth=0.5, opacity=1)
-        .encode(x=x, y="observed:Q", color=unlabelled, shape=alt.Shape("point:N", title="published point"),
-                tooltip=["curve", "row_id", "x", "observed"])
-    )  # fmt: skip
-    return (
-        alt.layer(band, line, dots)
-        .properties(title=title, width=width, height=height, name=name)
+        .encode(
+            x=x,
+            y="observed:Q",
+            color=unlabelled,
+            shape=alt.Shape("point:N", title="published point"),
+            tooltip=["curve", "row_id", "x", "observed"],
+        )
     )
+    return alt.layer(band, line, dots).properties(title=title, width=width, height=height, name=name)
 
 
 def residual_bars(residuals: pl.DataFrame, *, label: str, title: str) -> alt.Chart:

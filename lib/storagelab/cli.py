@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from papermill.exceptions import PapermillExecutionError
 
 from storagelab.datasets import DatasetError
 from storagelab.pipeline.layout import ProjectLayout
@@ -41,11 +42,11 @@ def report(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="report folder (default: reports/)")] = None,
 ) -> None:
     """Execute every notebook with its params/ defaults and write an HTML report (index.html)."""
-    from storagelab.pipeline.report import build_report
+    from storagelab.pipeline.report import NotebookFailed, build_report
 
     try:
         index = build_report(ProjectLayout.discover(), out)
-    except _USER_ERRORS as err:
+    except (*_USER_ERRORS, NotebookFailed) as err:
         _fail(err)
     typer.echo(f"report written: {index}")
 
@@ -68,7 +69,10 @@ def run(
     except _USER_ERRORS as err:
         _fail(err)
     out = out or layout.root / "results" / f"{nb_path.stem}.ipynb"
-    nb = execute(nb_path, out, values)
+    try:
+        nb = execute(nb_path, out, values)
+    except PapermillExecutionError as err:
+        _fail(RuntimeError(f"{nb_path.name} failed; executed copy with the error: {out}\n{err}"))
     typer.echo(f"executed notebook: {out}")
     if html:
         _render_html(nb, out.with_suffix(".html"))
@@ -96,8 +100,10 @@ def refresh(
 
 @app.command("check-params")
 def check_params(
-    files: Annotated[list[Path], typer.Argument(help="params files; the notebook is the file's stem "
-                                                "unless --notebook is given")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="params files; the notebook is the file's stem unless --notebook is given"),
+    ],
     notebook: Annotated[str | None, typer.Option(help="notebook whose schema to check against")] = None,
 ) -> None:
     """Validate params files without running anything."""

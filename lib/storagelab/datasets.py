@@ -49,20 +49,68 @@ TITLES: dict[str, str] = {
 KINDS = ("measured", "vendor-claim", "derived", "rule-of-thumb", "configuration")
 QUALIFIERS = ("exact", "approx", "at-least", "at-most", "range-low", "range-high")
 
-_TEXT = ("system", "configuration", "workload", "drive_type", "raid", "link", "scenario", "note", "conflict_group")
-_INT = ("vm_count", "tile_count", "desktop_count", "mailbox_count", "host_count", "queue_depth", "threads",
-        "drive_count", "drive_rpm", "host_paths")
+_TEXT = (
+    "system",
+    "configuration",
+    "workload",
+    "drive_type",
+    "raid",
+    "link",
+    "scenario",
+    "note",
+    "conflict_group",
+)
+_INT = (
+    "vm_count",
+    "tile_count",
+    "desktop_count",
+    "mailbox_count",
+    "host_count",
+    "queue_depth",
+    "threads",
+    "drive_count",
+    "drive_rpm",
+    "host_paths",
+)
 _FLOAT = ("block_size_kib", "read_pct", "random_pct", "threshold_ms", "wan_rtt_ms")
 
 #: The columns of every dataset file, in order.
 COLUMNS: tuple[str, ...] = (
-    "row_id", "study", "system", "configuration", "workload", "metric", "value", "qualifier", "unit",
-    "vm_count", "tile_count", "desktop_count", "mailbox_count", "host_count",
-    "block_size_kib", "read_pct", "random_pct", "queue_depth", "threads",
-    "drive_count", "drive_type", "drive_rpm", "raid", "link", "host_paths",
-    "threshold_ms", "wan_rtt_ms", "scenario",
-    "source_file", "source_section", "quote", "kind", "conflict_group", "note",
-)  # fmt: skip
+    "row_id",
+    "study",
+    "system",
+    "configuration",
+    "workload",
+    "metric",
+    "value",
+    "qualifier",
+    "unit",
+    "vm_count",
+    "tile_count",
+    "desktop_count",
+    "mailbox_count",
+    "host_count",
+    "block_size_kib",
+    "read_pct",
+    "random_pct",
+    "queue_depth",
+    "threads",
+    "drive_count",
+    "drive_type",
+    "drive_rpm",
+    "raid",
+    "link",
+    "host_paths",
+    "threshold_ms",
+    "wan_rtt_ms",
+    "scenario",
+    "source_file",
+    "source_section",
+    "quote",
+    "kind",
+    "conflict_group",
+    "note",
+)
 
 #: The columns that describe the conditions of a measurement.
 CONDITIONS: tuple[str, ...] = COLUMNS[COLUMNS.index("vm_count") : COLUMNS.index("source_file")]
@@ -152,7 +200,9 @@ def _describe(path: Path, raw: pl.DataFrame, err: SchemaErrors, study: str, limi
     for case in cases.head(limit).iter_rows(named=True):
         idx = case.get("index")
         column, check = case.get("column"), str(case.get("check"))
-        where = f"{path.name} line {idx + 2} (row_id={raw['row_id'][idx]!r})" if idx is not None else path.name
+        where = (
+            f"{path.name} line {idx + 2} (row_id={raw['row_id'][idx]!r})" if idx is not None else path.name
+        )
         allowed = {
             "unit": f"allowed units: {', '.join(UNITS)}",
             "kind": f"allowed kinds: {', '.join(KINDS)}",
@@ -177,7 +227,9 @@ def _check_rules(path: Path, df: pl.DataFrame) -> None:
     groups = df.filter(pl.col("conflict_group").is_not_null()).group_by("conflict_group").len()
     for group, n in groups.iter_rows():
         if n < 2:
-            problems.append(f"  {path.name}: conflict_group {group!r} has only one row; a conflict needs two sides")
+            problems.append(
+                f"  {path.name}: conflict_group {group!r} has only one row; a conflict needs two sides"
+            )
     if problems:
         raise DatasetError(f"{path}: {len(problems)} problem(s)\n" + "\n".join(problems))
 
@@ -198,9 +250,13 @@ def read_study(study: str, directory: Path | None = None) -> pl.DataFrame:
 
 def _with_si(df: pl.DataFrame) -> pl.DataFrame:
     factors = pl.DataFrame(
-        {"unit": list(UNITS), "si_factor": [u.factor for u in UNITS.values()],
-         "si_unit": [u.si_unit for u in UNITS.values()], "quantity": [u.quantity for u in UNITS.values()]}
-    )  # fmt: skip
+        {
+            "unit": list(UNITS),
+            "si_factor": [u.factor for u in UNITS.values()],
+            "si_unit": [u.si_unit for u in UNITS.values()],
+            "quantity": [u.quantity for u in UNITS.values()],
+        }
+    )
     out = df.join(factors, on="unit", how="left", maintain_order="left")
     return out.with_columns(si_value=pl.col("value") * pl.col("si_factor")).drop("si_factor")
 

@@ -47,7 +47,9 @@ class CurveFit:
     confidence: float
     dof: int
     n_params: int
-    _predict: Callable[[np.ndarray, float, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(repr=False)
+    _predict: Callable[[np.ndarray, float, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        repr=False
+    )
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -77,8 +79,9 @@ class CurveFit:
             pl.lit(self.name).alias("curve"), pl.lit(self.confidence).alias("confidence")
         )
 
-    def predict(self, x: np.ndarray | list[float], confidence: float | None = None,
-                interval: str = "confidence") -> pl.DataFrame:  # fmt: skip
+    def predict(
+        self, x: np.ndarray | list[float], confidence: float | None = None, interval: str = "confidence"
+    ) -> pl.DataFrame:
         """The curve at ``x`` with a pointwise ``interval`` ('confidence' or 'prediction').
 
         Columns: ``x``, ``fit``, ``lower``, ``upper``, ``curve``. ``lower``/``upper`` are null when the
@@ -126,13 +129,21 @@ def few_points_note(n: int, p: int) -> list[str]:
     return []
 
 
-def residual_frame(x: np.ndarray, observed: np.ndarray, fitted: np.ndarray, used: np.ndarray,
-                   row_ids: list[str]) -> pl.DataFrame:  # fmt: skip
+def residual_frame(
+    x: np.ndarray, observed: np.ndarray, fitted: np.ndarray, used: np.ndarray, row_ids: list[str]
+) -> pl.DataFrame:
     """The per-point residual table every fit reports."""
     return pl.DataFrame(
-        {"x": x, "observed": observed, "fitted": fitted, "residual": fitted - observed,
-         "relative_residual": (fitted - observed) / observed, "used_in_fit": used, "row_id": row_ids}
-    )  # fmt: skip
+        {
+            "x": x,
+            "observed": observed,
+            "fitted": fitted,
+            "residual": fitted - observed,
+            "relative_residual": (fitted - observed) / observed,
+            "used_in_fit": used,
+            "row_id": row_ids,
+        }
+    )
 
 
 class InsufficientData(ValueError):

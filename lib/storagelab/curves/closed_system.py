@@ -101,8 +101,9 @@ def fit_closed_system(
         Parameter("service_demand", d, lo[0], hi[0], "s", "bottleneck service demand D per IO"),
         Parameter("delay", z, lo[1], hi[1], "s", "non-queueing latency Z per IO"),
         Parameter("max_throughput", 1 / d, 1 / hi[0], 1 / lo[0], "1/s", "saturation throughput 1/D"),
-        Parameter("min_latency", d + z, d + z - tq * se_floor, d + z + tq * se_floor, "s",
-                  "QD1 latency floor D + Z"),
+        Parameter(
+            "min_latency", d + z, d + z - tq * se_floor, d + z + tq * se_floor, "s", "QD1 latency floor D + Z"
+        ),
     ]
     return CurveFit(
         name=name,

@@ -51,14 +51,20 @@ class CurveSet:
     def summary(self) -> pl.DataFrame:
         """One row per fit: family, form, points, dof, relative RMSE, worst residual, caveats."""
         return pl.concat(
-            [f.summary().with_columns(family=pl.lit(fam)) for fam, fs in self.families.items() for f in fs.values()]
+            [
+                f.summary().with_columns(family=pl.lit(fam))
+                for fam, fs in self.families.items()
+                for f in fs.values()
+            ]
         ).select("family", pl.exclude("family"))
 
     def residuals(self, family: str | None = None) -> pl.DataFrame:
         """Every published point beside its fitted value, for every fit."""
         return pl.concat(
-            [f.points.with_columns(curve=pl.lit(f.name), x_label=pl.lit(f.x_name), unit=pl.lit(f.y_unit))
-             for f in self.fits(family)]
+            [
+                f.points.with_columns(curve=pl.lit(f.name), x_label=pl.lit(f.x_name), unit=pl.lit(f.y_unit))
+                for f in self.fits(family)
+            ]
         )
 
     def parameters(self, family: str | None = None) -> pl.DataFrame:
@@ -77,24 +83,44 @@ def _fit_or_skip(cs: CurveSet, family: str, key: str, n: int, fit) -> None:
         cs.skip(family, key, str(err).split(": ", 1)[-1], n)
 
 
-def fit_vsan(
-    df: pl.DataFrame, cs: CurveSet, *, confidence: float, distribution: Distribution
-) -> None:
+def fit_vsan(df: pl.DataFrame, cs: CurveSet, *, confidence: float, distribution: Distribution) -> None:
     """Virtual SAN throughput-vs-VMs and service-level fits (rows of ``study == 'vsan'``)."""
     vsan = df.filter(study="vsan", workload=VSAN_WORKLOAD)
     iops = _measured(vsan, metric="iops").filter(pl.col("vm_count").is_not_null()).sort("vm_count")
     for (config,), g in iops.group_by("configuration", maintain_order=True):
-        _fit_or_skip(cs, "vsan_throughput", config, g.height, lambda g=g, config=config: fit_closed_system(
-            g["vm_count"], g["value"], name=f"{config}", row_ids=g["row_id"].to_list(),
-            population_name="VMs", confidence=confidence))  # fmt: skip
+        _fit_or_skip(
+            cs,
+            "vsan_throughput",
+            config,
+            g.height,
+            lambda g=g, config=config: fit_closed_system(
+                g["vm_count"],
+                g["value"],
+                name=f"{config}",
+                row_ids=g["row_id"].to_list(),
+                population_name="VMs",
+                confidence=confidence,
+            ),
+        )
     shares = _measured(vsan, metric="share_under_threshold").filter(pl.col("vm_count").is_not_null())
     for (config, vms), g in shares.sort("configuration", "vm_count", "threshold_ms").group_by(
         "configuration", "vm_count", maintain_order=True
     ):
         key = f"{config} · {vms} VMs"
-        _fit_or_skip(cs, "vsan_service_level", key, g.height, lambda g=g, key=key: fit_service_level(
-            g["threshold_ms"], g["value"], name=key, distribution=distribution,
-            row_ids=g["row_id"].to_list(), confidence=confidence))  # fmt: skip
+        _fit_or_skip(
+            cs,
+            "vsan_service_level",
+            key,
+            g.height,
+            lambda g=g, key=key: fit_service_level(
+                g["threshold_ms"],
+                g["value"],
+                name=key,
+                distribution=distribution,
+                row_ids=g["row_id"].to_list(),
+                confidence=confidence,
+            ),
+        )
 
 
 def fit_ds5020(df: pl.DataFrame, cs: CurveSet, *, confidence: float) -> None:
@@ -104,15 +130,36 @@ def fit_ds5020(df: pl.DataFrame, cs: CurveSet, *, confidence: float) -> None:
     )
     iops = t2.filter(metric="iops").sort("tile_count")
     lat = t2.filter(metric="latency_read_mean").sort("tile_count")
-    _fit_or_skip(cs, "ds5020_throughput", "Jetstress", iops.height, lambda: fit_closed_system(
-        iops["tile_count"], iops["value"], name="Jetstress (Table 2)", row_ids=iops["row_id"].to_list(),
-        population_name="tiles", confidence=confidence))  # fmt: skip
+    _fit_or_skip(
+        cs,
+        "ds5020_throughput",
+        "Jetstress",
+        iops.height,
+        lambda: fit_closed_system(
+            iops["tile_count"],
+            iops["value"],
+            name="Jetstress (Table 2)",
+            row_ids=iops["row_id"].to_list(),
+            population_name="tiles",
+            confidence=confidence,
+        ),
+    )
     joined = iops.select("tile_count", x="value").join(
         lat.select("tile_count", "row_id", r="si_value"), on="tile_count", how="inner"
     )
-    _fit_or_skip(cs, "ds5020_response_time", "Jetstress", joined.height, lambda: fit_response_time(
-        joined["x"], joined["r"] * 1e3, name="Jetstress DB read (Table 2)",
-        row_ids=joined["row_id"].to_list(), confidence=confidence))  # fmt: skip
+    _fit_or_skip(
+        cs,
+        "ds5020_response_time",
+        "Jetstress",
+        joined.height,
+        lambda: fit_response_time(
+            joined["x"],
+            joined["r"] * 1e3,
+            name="Jetstress DB read (Table 2)",
+            row_ids=joined["row_id"].to_list(),
+            confidence=confidence,
+        ),
+    )
 
 
 def fit_published(
@@ -146,15 +193,20 @@ def vsan_littles_law_check(df: pl.DataFrame, cs: CurveSet) -> pl.DataFrame:
         pub = published["value"][0] if published.height else None
         lo = n / (mean.upper * 1e-3) if ok else None
         hi = n / (mean.lower * 1e-3) if ok else None
-        rows.append({
-            "configuration": config, "vm_count": n, "fit_dof": fit.dof,
-            "mean_latency_ms": mean.estimate if ok else None,
-            "iops_from_latency": n / (mean.estimate * 1e-3) if ok else None,
-            "iops_from_latency_lower": lo, "iops_from_latency_upper": hi,
-            "iops_published": pub,
-            "iops_throughput_curve": at_n["fit"] if at_n else None,
-            "published_within_interval": (lo <= pub <= hi) if ok and pub is not None else None,
-        })  # fmt: skip
+        rows.append(
+            {
+                "configuration": config,
+                "vm_count": n,
+                "fit_dof": fit.dof,
+                "mean_latency_ms": mean.estimate if ok else None,
+                "iops_from_latency": n / (mean.estimate * 1e-3) if ok else None,
+                "iops_from_latency_lower": lo,
+                "iops_from_latency_upper": hi,
+                "iops_published": pub,
+                "iops_throughput_curve": at_n["fit"] if at_n else None,
+                "published_within_interval": (lo <= pub <= hi) if ok and pub is not None else None,
+            }
+        )
     return pl.DataFrame(rows, schema_overrides={"published_within_interval": pl.Boolean}).sort(
         "configuration", "vm_count"
     )

@@ -48,7 +48,7 @@ def fit_response_time(
     X = sm.add_constant(x)
     ols = sm.OLS(1.0 / r, X).fit()
     c0, c1 = ols.params
-    dof = int(round(ols.df_resid))
+    dof = round(ols.df_resid)
     cov = ols.cov_params() if dof > 0 else np.full((2, 2), np.nan)
     tq = t_quantile(confidence, dof)
 
@@ -79,11 +79,21 @@ def fit_response_time(
         xsat, xsat_ci = np.inf, (np.nan, np.nan)
         notes.append("response time does not rise with load in these points: no saturation estimated")
     params = [
-        Parameter("service_time", s, *interval(s, np.array([-1.0 / c0, 0.0])), time_unit,
-                  "response time at vanishing load S"),
-        Parameter("saturation_throughput", xsat, *xsat_ci, throughput_unit,
-                  "throughput at which response time diverges Xsat"),
-    ]  # fmt: skip
+        Parameter(
+            "service_time",
+            s,
+            *interval(s, np.array([-1.0 / c0, 0.0])),
+            time_unit,
+            "response time at vanishing load S",
+        ),
+        Parameter(
+            "saturation_throughput",
+            xsat,
+            *xsat_ci,
+            throughput_unit,
+            "throughput at which response time diverges Xsat",
+        ),
+    ]
     fitted = 1.0 / (X @ ols.params)
     return CurveFit(
         name=name,

@@ -67,7 +67,7 @@ def fit_service_level(
     fwd, inv = _FORWARD[distribution], _INVERSE[distribution]
     X = sm.add_constant(np.log(t[used]))
     ols = sm.OLS(fwd(p_obs[used] / 100.0), X).fit()
-    dof = int(round(ols.df_resid))
+    dof = round(ols.df_resid)
     a, b = ols.params
     tq = t_quantile(confidence, dof)
     cov = ols.cov_params() if dof > 0 else np.full((2, 2), np.nan)

@@ -8,6 +8,7 @@ schema: an unknown key, a wrong type, an out-of-range value or a missing file ra
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,15 +28,19 @@ class PublishedResultsParams(NotebookParams):
     """Parameters of ``00-published-results``: which studies to show and how to fit their curves."""
 
     studies: list[StudyId] = Field(
-        default=["nexgen", "vsan", "ds5020", "vplex", "ilio"], min_length=1,
+        default=["nexgen", "vsan", "ds5020", "vplex", "ilio"],
+        min_length=1,
         description="studies whose rows are tabulated",
-    )  # fmt: skip
+    )
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="level of every CI and band")
     service_level_distribution: Literal["lognormal", "weibull"] = Field(
         default="lognormal", description="family fitted to the share-of-IOs-under-t points"
     )
     max_population: int = Field(
-        default=128, ge=4, le=4096, description="largest VM count the Virtual SAN throughput curves are drawn to"
+        default=128,
+        ge=4,
+        le=4096,
+        description="largest VM count the Virtual SAN throughput curves are drawn to",
     )
 
 
@@ -60,15 +65,32 @@ def schema_for(notebook: str | Path) -> type[NotebookParams]:
         ) from None
 
 
+_BOUND_WORDS = {
+    "gt": ">",
+    "ge": ">=",
+    "lt": "<",
+    "le": "<=",
+    "min_length": "at least",
+    "max_length": "at most",
+}
+
+
 def _allowed(schema: type[NotebookParams], key: str) -> str:
+    """What a key accepts, for error messages: its type, bounds and meaning."""
     field = schema.model_fields.get(key)
     if field is None:
         return f"allowed keys: {', '.join(schema.model_fields)}"
-    bounds = [f"{m.__class__.__name__.lower()} {next(iter(vars(m).values()))}" for m in field.metadata]
-    kind = getattr(field.annotation, "__name__", str(field.annotation)).replace("typing.", "")
-    return f"expected {kind}" + (f" ({', '.join(bounds)})" if bounds else "") + (
-        f"; {field.description}" if field.description else ""
-    )
+    bounds = [
+        f"{_BOUND_WORDS.get(f.name, f.name)} {getattr(m, f.name)}"
+        for m in field.metadata
+        if dataclasses.is_dataclass(m)
+        for f in dataclasses.fields(m)
+    ]
+    kind = getattr(field.annotation, "__name__", None) or str(field.annotation).replace("typing.", "")
+    if str(field.annotation).startswith(("list", "typing.Literal")):
+        kind = str(field.annotation).replace("typing.", "")
+    text = f"expected {kind}" + (f" ({', '.join(bounds)})" if bounds else "")
+    return text + (f"; {field.description}" if field.description else "")
 
 
 def validate_params(schema: type[NotebookParams], values: dict[str, Any], source: str) -> dict[str, Any]:
@@ -97,7 +119,9 @@ def read_params_file(path: Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ParamsError(f"{path}: must be a mapping of parameter names to values, got {type(data).__name__}")
+        raise ParamsError(
+            f"{path}: must be a mapping of parameter names to values, got {type(data).__name__}"
+        )
     return data
 
 

@@ -18,11 +18,22 @@ from typing import Any
 import jinja2
 import nbformat
 from nbconvert import HTMLExporter
+from papermill.exceptions import PapermillExecutionError
 from tqdm.auto import tqdm
 
 from storagelab.pipeline.layout import ProjectLayout
 from storagelab.pipeline.notebooks import execute
 from storagelab.pipeline.params import load_params
+
+
+class NotebookFailed(RuntimeError):
+    """A notebook raised while the report ran; the executed copy is kept at ``executed`` for inspection."""
+
+    def __init__(self, notebook: Path, executed: Path, cause: Exception) -> None:
+        self.notebook, self.executed = notebook, executed
+        super().__init__(
+            f"{notebook.name} failed; no report written. Executed copy with the error: {executed}\n{cause}"
+        )
 
 
 @dataclass
@@ -78,11 +89,18 @@ def _write_index(runs: list[NotebookRun], path: Path) -> None:
         loader=jinja2.PackageLoader("storagelab", "templates"), autoescape=jinja2.select_autoescape()
     )
     items = [
-        {"name": r.name, "title": r.title or r.name, "summary": r.summary, "html": r.files["html"],
-         "ipynb": r.files["ipynb"], "params_file": str(r.params_file), "parameters": r.parameters,
-         "seconds": r.seconds}
+        {
+            "name": r.name,
+            "title": r.title or r.name,
+            "summary": r.summary,
+            "html": r.files["html"],
+            "ipynb": r.files["ipynb"],
+            "params_file": str(r.params_file),
+            "parameters": r.parameters,
+            "seconds": r.seconds,
+        }
         for r in runs
-    ]  # fmt: skip
+    ]
     html = env.get_template("index.html.j2").render(notebooks=items, version=version("storagelab"))
     path.write_text(html, encoding="utf-8")
 
@@ -99,8 +117,16 @@ def build_report(
         for run in tqdm(runs, desc="notebooks", unit="nb"):
             tqdm.write(f"running {run.notebook.name} with {run.params_file.name}")
             start = time.perf_counter()
-            nb = execute(run.notebook, staging / f"{run.name}.ipynb", run.parameters,
-                         progress={"desc": f"  {run.name}", "leave": False})  # fmt: skip
+            executed = staging / f"{run.name}.ipynb"
+            try:
+                nb = execute(
+                    run.notebook, executed, run.parameters, progress={"desc": f"  {run.name}", "leave": False}
+                )
+            except PapermillExecutionError as err:
+                kept = layout.root / "results" / "failed" / executed.name
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(executed, kept)
+                raise NotebookFailed(run.notebook, kept, err) from None
             run.seconds = time.perf_counter() - start
             run.title, run.summary = _title_and_summary(nb)
             _render_html(nb, staging / f"{run.name}.html")
