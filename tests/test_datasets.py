@@ -28,6 +28,21 @@ WORDS: dict[str, float] = {w: float(i) for i, w in enumerate(_ONES.split())} | {
     "double": 2,
     "twice": 2,
     "triple": 3,
+    "doubling": 2,
+    "doubled": 2,
+    "tripled": 3,
+    "dual": 2,
+    "single": 1,
+}
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
 }
 
 
@@ -42,6 +57,14 @@ def numbers_in(quote: str) -> set[float]:
         elif m.group(2) == "M":
             found.add(x * 1e6)
     found |= {float(WORDS[w.lower()]) for w in re.findall(r"[A-Za-z]+", quote) if w.lower() in WORDS}
+    for tens, ones in re.findall(r"\b([A-Za-z]+)-([A-Za-z]+)\b", quote):  # "Forty-two"
+        if tens.lower() in _TENS and ones.lower() in WORDS and WORDS[ones.lower()] < 10:
+            found.add(_TENS[tens.lower()] + WORDS[ones.lower()])
+    # compound durations as a reader adds them up: "2 minutes 50 seconds" (s), "1 hour 50 minutes" (min)
+    for big, small in re.findall(r"(\d+) minutes?,? (?:and )?(\d+) seconds?", quote):
+        found.add(60.0 * int(big) + int(small))
+    for big, small in re.findall(r"(\d+) hours?,? (?:and )?(\d+) minutes?", quote):
+        found.add(60.0 * int(big) + int(small))
     return found
 
 

@@ -53,6 +53,7 @@ UNITS: dict[str, Unit] = _units(
     ("users/server", "density", 1.0, "1"),
     ("desktops/server", "density", 1.0, "1"),
     ("VMs/server", "density", 1.0, "1"),
+    ("B", "size", 1.0, "B"),
     ("KB", "size", 1e3, "B"),
     ("MB", "size", 1e6, "B"),
     ("GB", "size", 1e9, "B"),

@@ -65,14 +65,16 @@ def plan(layout: ProjectLayout, params_files: dict[str, Path] | None = None) -> 
     return runs
 
 
-def _title_and_summary(nb: nbformat.NotebookNode) -> tuple[str, str]:
-    """The first markdown heading and the paragraph after it."""
+def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str, str]:
+    """The first markdown heading, and the paragraph after it cut at a word boundary."""
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
             if lines and lines[0].startswith("#"):
-                body = " ".join(ln for ln in lines[1:] if not ln.startswith("#"))
-                return lines[0].lstrip("# "), body[:400]
+                body = " ".join(ln for ln in lines[1:] if not ln.startswith("#")).replace("`", "")
+                if len(body) > limit:
+                    body = body[:limit].rsplit(" ", 1)[0] + " …"
+                return lines[0].lstrip("# "), body
     return "", ""
 
 
@@ -82,6 +84,13 @@ def _render_html(nb: nbformat.NotebookNode, path: Path) -> None:
     exporter.exclude_output_prompt = True
     body, _ = exporter.from_notebook_node(nb)
     path.write_text(body, encoding="utf-8")
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _write_index(runs: list[NotebookRun], path: Path) -> None:
@@ -95,7 +104,7 @@ def _write_index(runs: list[NotebookRun], path: Path) -> None:
             "summary": r.summary,
             "html": r.files["html"],
             "ipynb": r.files["ipynb"],
-            "params_file": str(r.params_file),
+            "params_file": _relative(r.params_file),
             "parameters": r.parameters,
             "seconds": r.seconds,
         }
