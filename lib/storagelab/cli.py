@@ -60,7 +60,7 @@ def run(
 ) -> None:
     """Execute one notebook with validated parameters (default: params/<notebook>.yaml)."""
     from storagelab.pipeline.notebooks import execute
-    from storagelab.pipeline.report import _render_html
+    from storagelab.pipeline.report import render_html
 
     try:
         layout = ProjectLayout.discover()
@@ -75,7 +75,7 @@ def run(
         _fail(RuntimeError(f"{nb_path.name} failed; executed copy with the error: {out}\n{err}"))
     typer.echo(f"executed notebook: {out}")
     if html:
-        _render_html(nb, out.with_suffix(".html"))
+        render_html(nb, out.with_suffix(".html"))
         typer.echo(f"html: {out.with_suffix('.html')}")
 
 

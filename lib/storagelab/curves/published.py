@@ -11,6 +11,7 @@ Only ``measured`` rows are fitted. A series with too few points is not fitted: i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,11 +77,25 @@ def _measured(df: pl.DataFrame, **eq: object) -> pl.DataFrame:
     return df.filter(pl.col("kind") == "measured", **eq)
 
 
-def _fit_or_skip(cs: CurveSet, family: str, key: str, n: int, fit) -> None:
+def _fit_or_skip(
+    cs: CurveSet, family: str, key: str, rows: pl.DataFrame, fit: Callable[[], CurveFit]
+) -> None:
+    """Fit a series, or record why it cannot be fitted; note when its points are bounds, not values."""
     try:
-        cs.add(family, key, fit())
+        result = fit()
     except InsufficientData as err:
-        cs.skip(family, key, str(err).split(": ", 1)[-1], n)
+        cs.skip(family, key, str(err).split(": ", 1)[-1], rows.height)
+        return
+    inexact = sorted(set(rows["qualifier"]) - {"exact"})
+    if inexact:
+        result.notes.append(
+            f"published values qualified as {', '.join(inexact)} ('over N', 'about N'): fitted as stated"
+        )
+    if "conflict_group" in rows.columns:
+        groups = sorted(set(rows["conflict_group"].drop_nulls()))
+        if groups:
+            result.notes.append(f"both sides of conflict(s) {', '.join(groups)} are fitted")
+    cs.add(family, key, result)
 
 
 def fit_vsan(df: pl.DataFrame, cs: CurveSet, *, confidence: float, distribution: Distribution) -> None:
@@ -92,7 +107,7 @@ def fit_vsan(df: pl.DataFrame, cs: CurveSet, *, confidence: float, distribution:
             cs,
             "vsan_throughput",
             config,
-            g.height,
+            g,
             lambda g=g, config=config: fit_closed_system(
                 g["vm_count"],
                 g["value"],
@@ -111,7 +126,7 @@ def fit_vsan(df: pl.DataFrame, cs: CurveSet, *, confidence: float, distribution:
             cs,
             "vsan_service_level",
             key,
-            g.height,
+            g,
             lambda g=g, key=key: fit_service_level(
                 g["threshold_ms"],
                 g["value"],
@@ -134,7 +149,7 @@ def fit_ds5020(df: pl.DataFrame, cs: CurveSet, *, confidence: float) -> None:
         cs,
         "ds5020_throughput",
         "Jetstress",
-        iops.height,
+        iops,
         lambda: fit_closed_system(
             iops["tile_count"],
             iops["value"],
@@ -145,13 +160,13 @@ def fit_ds5020(df: pl.DataFrame, cs: CurveSet, *, confidence: float) -> None:
         ),
     )
     joined = iops.select("tile_count", x="value").join(
-        lat.select("tile_count", "row_id", r="si_value"), on="tile_count", how="inner"
+        lat.select("tile_count", "row_id", "qualifier", r="si_value"), on="tile_count", how="inner"
     )
     _fit_or_skip(
         cs,
         "ds5020_response_time",
         "Jetstress",
-        joined.height,
+        joined,
         lambda: fit_response_time(
             joined["x"],
             joined["r"] * 1e3,

@@ -78,7 +78,7 @@ def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str
     return "", ""
 
 
-def _render_html(nb: nbformat.NotebookNode, path: Path) -> None:
+def render_html(nb: nbformat.NotebookNode, path: Path) -> None:
     exporter = HTMLExporter(template_name="lab")
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
@@ -138,7 +138,7 @@ def build_report(
                 raise NotebookFailed(run.notebook, kept, err) from None
             run.seconds = time.perf_counter() - start
             run.title, run.summary = _title_and_summary(nb)
-            _render_html(nb, staging / f"{run.name}.html")
+            render_html(nb, staging / f"{run.name}.html")
             run.files = {"html": f"{run.name}.html", "ipynb": f"{run.name}.ipynb"}
         _write_index(runs, staging / "index.html")
         if out_dir.exists():
