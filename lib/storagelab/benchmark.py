@@ -1,0 +1,162 @@
+"""Speed of the simulation kernel, measured side by side with Ciw and a straightforward SimPy model.
+
+Scenarios (each model simulates the same system for the same simulated time, in one process, one
+after another, so the machine's state is as alike as it can be; run it several times and compare
+medians, as this is wall-clock time):
+
+- ``mm4``: M/M/4 at utilisation 0.9 (mean service 1 ms). Models: storagelab, Ciw, and SimPy with one
+  process per customer and ``simpy.Resource`` (the textbook way). Each prints its mean response time
+  beside Erlang C's.
+- ``closed``: 64 QD1 workers, 4 KB 70/30 random, over a 4-node cluster that keeps every block on two
+  nodes (writes to both, complete when both have; reads from one); storagelab only, with exact MVA
+  unavailable (fork/join is not product form) — so no analytic column.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import simpy
+
+from storagelab import theory
+from storagelab.components.cluster import ReplicatedCluster
+from storagelab.kernel.service import Exponential
+from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
+from storagelab.kernel.station import Station
+from storagelab.simulation import simulate
+
+MEAN_SERVICE = 1e-3  # s
+SERVERS = 4
+UTILISATION = 0.9
+
+
+@dataclass
+class BenchRow:
+    model: str
+    scenario: str
+    simulated_ios: int
+    wall_seconds: float
+    mean_response_ms: float
+    analytic_mean_ms: float | None
+
+    @property
+    def ios_per_second(self) -> float:
+        return self.simulated_ios / self.wall_seconds
+
+
+def _mm4_rates() -> tuple[float, float]:
+    mu = 1.0 / MEAN_SERVICE
+    return UTILISATION * SERVERS * mu, mu
+
+
+def run_storagelab_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
+    lam, mu = _mm4_rates()
+    station = Station("mm4", Exponential(1 / mu), servers=SERVERS)
+    src = OpenSource("arrivals", station, FixedSampler(), rate=lam)
+    t = time.perf_counter()
+    res = simulate(station, [src], duration=horizon, warmup=warmup, seed=seed, progress=False)
+    wall = time.perf_counter() - t
+    row = res.summary().row(0, named=True)
+    analytic = 1e3 * theory.mmc_mean_response(lam, mu, SERVERS)
+    return BenchRow("storagelab", "M/M/4 rho=0.9", src.issued_total, wall, row["mean_ms"], analytic)
+
+
+def run_ciw_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
+    import ciw
+
+    lam, mu = _mm4_rates()
+    network = ciw.create_network(
+        arrival_distributions=[ciw.dists.Exponential(lam)],
+        service_distributions=[ciw.dists.Exponential(mu)],
+        number_of_servers=[SERVERS],
+    )
+    ciw.seed(seed)
+    t = time.perf_counter()
+    sim = ciw.Simulation(network)
+    sim.simulate_until_max_time(horizon)
+    wall = time.perf_counter() - t
+    recs = sim.get_all_records()
+    resp = [r.exit_date - r.arrival_date for r in recs if r.arrival_date >= warmup]
+    return BenchRow("ciw", "M/M/4 rho=0.9", len(recs), wall, 1e3 * statistics.fmean(resp),
+                    1e3 * theory.mmc_mean_response(lam, mu, SERVERS))  # fmt: skip
+
+
+def run_simpy_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The textbook SimPy model: a process per customer, a ``simpy.Resource`` for the servers."""
+    lam, mu = _mm4_rates()
+    env = simpy.Environment()
+    servers = simpy.Resource(env, capacity=SERVERS)
+    rng = np.random.default_rng(seed)
+    responses: list[float] = []
+    done = [0]
+
+    def customer(env: simpy.Environment):
+        arrived = env.now
+        with servers.request() as req:
+            yield req
+            yield env.timeout(rng.exponential(1 / mu))
+        done[0] += 1
+        if arrived >= warmup:
+            responses.append(env.now - arrived)
+
+    def arrivals(env: simpy.Environment):
+        while True:
+            yield env.timeout(rng.exponential(1 / lam))
+            env.process(customer(env))
+
+    env.process(arrivals(env))
+    t = time.perf_counter()
+    env.run(until=horizon)
+    wall = time.perf_counter() - t
+    return BenchRow("simpy (process per IO)", "M/M/4 rho=0.9", done[0], wall, 1e3 * statistics.fmean(responses),
+                    1e3 * theory.mmc_mean_response(lam, mu, SERVERS))  # fmt: skip
+
+
+def closed_cluster_model(seed_sampler: bool = True) -> tuple[ReplicatedCluster, ClosedSource]:
+    """64 QD1 workers, 4 KB 70/30 random, 4 nodes, every block on two nodes."""
+    nodes = [Station(f"node{i}", Exponential(0.4e-3), servers=4) for i in range(4)]
+    cluster = ReplicatedCluster("cluster", nodes, replicas=2)
+    src = ClosedSource("iometer", cluster, FixedSampler(size=4096, read_pct=70, span=64 * 2**30), workers=64)
+    return cluster, src
+
+
+def run_storagelab_closed(horizon: float, warmup: float, seed: int) -> BenchRow:
+    cluster, src = closed_cluster_model()
+    t = time.perf_counter()
+    res = simulate(cluster, [src], duration=horizon, warmup=warmup, seed=seed, progress=False)
+    wall = time.perf_counter() - t
+    row = res.summary().row(0, named=True)
+    return BenchRow("storagelab", "closed 64xQD1, 4 nodes, 2 copies", src.issued_total, wall,
+                    row["mean_ms"], None)  # fmt: skip
+
+
+def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.DataFrame:
+    """Run every model on every scenario ``repeats`` times; one row per model and scenario (medians)."""
+    repeats = repeats or (1 if quick else 3)
+    mm4_horizon = 15.0 if quick else 60.0  # simulated seconds: 54k / 216k customers at 3,600/s
+    closed_horizon = 1.0 if quick else 4.0
+    runs = [
+        (run_storagelab_mm4, mm4_horizon, 1.0),
+        (run_ciw_mm4, mm4_horizon, 1.0),
+        (run_simpy_mm4, mm4_horizon, 1.0),
+        (run_storagelab_closed, closed_horizon, 0.1),
+    ]
+    rows = []
+    for fn, horizon, warmup in runs:
+        results = [fn(horizon, warmup, seed + r) for r in range(repeats)]
+        wall = statistics.median(r.wall_seconds for r in results)
+        first = results[0]
+        rows.append({
+            "model": first.model, "scenario": first.scenario, "simulated_ios": first.simulated_ios,
+            "wall_seconds": wall, "ios_per_second": first.simulated_ios / wall,
+            "mean_response_ms": statistics.fmean(r.mean_response_ms for r in results),
+            "analytic_mean_ms": first.analytic_mean_ms, "repeats": repeats,
+        })  # fmt: skip
+    df = pl.DataFrame(rows)
+    ciw_rate = df.filter(pl.col("model") == "ciw")["ios_per_second"][0]
+    return df.with_columns(ratio_to_ciw=pl.when(pl.col("scenario").str.starts_with("M/M/4"))
+                           .then(pl.col("ios_per_second") / ciw_rate))  # fmt: skip

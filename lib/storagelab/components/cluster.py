@@ -1,0 +1,64 @@
+"""A hyper-converged cluster: data placed across nodes, each block kept on ``replicas`` nodes.
+
+This is the shape of a Virtual SAN datastore with *failures to tolerate = 1*: every write goes to two
+hosts and completes when both have it; a read is served by one copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simpy.events import Event
+
+from storagelab.kernel.component import Component
+from storagelab.kernel.composition import join_all
+from storagelab.kernel.io import IORequest
+
+
+class ReplicatedCluster(Component):
+    """Nodes holding ``replicas`` copies of each ``placement_bytes`` region of the address space.
+
+    The region at byte ``a`` has its primary on node ``(a // placement_bytes) % n`` and its other
+    copies on the following nodes. Reads go to one copy (the primary, or round-robin over copies with
+    ``read_policy="round-robin"``); writes go to every copy and complete when all have.
+    """
+
+    def __init__(self, name: str, nodes: Sequence[Component], replicas: int = 2,
+                 placement_bytes: int = 1 << 20, read_policy: str = "primary") -> None:  # fmt: skip
+        super().__init__(name)
+        if not 1 <= replicas <= len(nodes):
+            raise ValueError(
+                f"cluster {name!r}: replicas must be in 1..{len(nodes)} (node count), got {replicas}"
+            )
+        if placement_bytes <= 0:
+            raise ValueError(f"cluster {name!r}: placement_bytes must be > 0, got {placement_bytes}")
+        if read_policy not in ("primary", "round-robin"):
+            raise ValueError(
+                f"cluster {name!r}: read_policy must be 'primary' or 'round-robin', got {read_policy!r}"
+            )
+        self.nodes = list(nodes)
+        self.replicas, self.placement_bytes, self.read_policy = replicas, placement_bytes, read_policy
+        self._rr = 0
+        self.reset_stats()
+
+    def children(self) -> list[Component]:
+        return self.nodes
+
+    def reset_stats(self) -> None:
+        self.node_ios = 0
+
+    def submit(self, io: IORequest) -> Event:
+        n = len(self.nodes)
+        primary = (io.address // self.placement_bytes) % n
+        if io.is_read:
+            if self.read_policy == "round-robin":
+                self._rr = (self._rr + 1) % self.replicas
+                primary = (primary + self._rr) % n
+            self.node_ios += 1
+            return self.nodes[primary].submit(io)
+        parts = [self.nodes[(primary + k) % n].submit(io.child()) for k in range(self.replicas)]
+        self.node_ios += len(parts)
+        return join_all(self.env, parts, io)
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        return {"node_ios": float(self.node_ios)}

@@ -1,0 +1,77 @@
+"""A RAID set: a layout (:mod:`storagelab.raid`) mapping each IO onto member components.
+
+The layout returns the member IOs in phases (a RAID-5 small write reads old data and parity, then
+writes new data and parity); ops in a phase run in parallel and the phase completes when all of them
+(or, for a read served by either mirror, the first) complete; phases run in sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simpy.events import Event
+
+from storagelab.kernel.component import Component
+from storagelab.kernel.composition import join_all, join_first
+from storagelab.kernel.io import IORequest
+
+
+class _Phases:
+    """Drives one IO's phases: submits a phase's member IOs, then the next phase when it joins."""
+
+    __slots__ = ("done", "i", "io", "phases", "raid")
+
+    def __init__(self, raid: RaidSet, io: IORequest, phases: list, done: Event) -> None:
+        self.raid, self.io, self.phases, self.done, self.i = raid, io, phases, done, 0
+
+    def start(self) -> None:
+        phase = self.phases[self.i]
+        members, io = self.raid.members, self.io
+        parts = [members[op.member].submit(io.child(size=op.size, address=op.address, is_read=op.is_read))
+                 for op in phase.ops]  # fmt: skip
+        self.raid.member_ios += len(parts)
+        join = join_first if phase.join == "any" else join_all
+        join(self.raid.env, parts, io).callbacks.append(self._phase_done)
+
+    def _phase_done(self, _ev: Event) -> None:
+        self.i += 1
+        if self.i == len(self.phases):
+            self.done.succeed(self.io)
+        else:
+            self.start()
+
+
+class RaidSet(Component):
+    """Member components (drives, or anything else) behind a RAID layout.
+
+    ``layout`` is a :mod:`storagelab.raid` layout (``Raid0``, ``Raid10``, ``Raid5``, ``Raid6``) whose
+    member count must equal ``len(members)``.
+    """
+
+    def __init__(self, name: str, layout: object, members: Sequence[Component]) -> None:
+        super().__init__(name)
+        n = getattr(layout, "members", None)
+        n = n if isinstance(n, int) else getattr(layout, "member_count", None)
+        if n is not None and n != len(members):
+            raise ValueError(
+                f"RAID set {name!r}: layout has {n} members but {len(members)} components were given"
+            )
+        self.layout, self.members = layout, list(members)
+        self.reset_stats()
+
+    def children(self) -> list[Component]:
+        return self.members
+
+    def reset_stats(self) -> None:
+        self.ios = 0
+        self.member_ios = 0
+
+    def submit(self, io: IORequest) -> Event:
+        self.ios += 1
+        done = Event(self.env)
+        _Phases(self, io, self.layout.plan(io.is_read, io.address, io.size), done).start()
+        return done
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        return {"ios": float(self.ios), "member_ios": float(self.member_ios),
+                "member_ios_per_io": self.member_ios / self.ios if self.ios else 0.0}  # fmt: skip

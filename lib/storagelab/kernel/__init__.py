@@ -1,0 +1,26 @@
+"""The simulation kernel: IOs, components, stations and disciplines, delays and links, fork/join,
+sources, random streams and metrics — on SimPy.
+
+The kernel never imports a device, a RAID layout, a cache, a preset or a workload; those are built on it
+(:mod:`storagelab.devices`, :mod:`storagelab.raid`, :mod:`storagelab.components`,
+:mod:`storagelab.workloads`).
+"""
+
+from storagelab.kernel.component import Component, RunContext, completion_in
+from storagelab.kernel.composition import Mirror, Path, join_all, join_first
+from storagelab.kernel.disciplines import FIFO, Discipline, Elevator, PriorityByClass, ShortestSeekFirst
+from storagelab.kernel.io import READ, WRITE, IORequest
+from storagelab.kernel.metrics import LatencyHistogram, LatencyRecorder, ServiceLevelCurve
+from storagelab.kernel.randomness import RandomStreams
+from storagelab.kernel.service import Deterministic, Exponential, Gamma, Lognormal, ServiceDistribution
+from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
+from storagelab.kernel.stages import Delay, Link
+from storagelab.kernel.station import Station
+
+__all__ = [
+    "FIFO", "READ", "WRITE", "ClosedSource", "Component", "Delay", "Deterministic", "Discipline", "Elevator",
+    "Exponential", "FixedSampler", "Gamma", "IORequest", "LatencyHistogram", "LatencyRecorder", "Link",
+    "Lognormal", "Mirror", "OpenSource", "Path", "PriorityByClass", "RandomStreams", "RunContext",
+    "ServiceDistribution", "ServiceLevelCurve", "ShortestSeekFirst", "Station", "completion_in", "join_all",
+    "join_first",
+]  # fmt: skip

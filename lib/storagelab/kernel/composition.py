@@ -1,0 +1,153 @@
+"""Composing components: stages in series, and fork/join for mirrors and stripes.
+
+- :class:`Path` sends an IO through its stages one after another (host link, then appliance, then
+  array, ...); it completes when the last stage does.
+- :func:`join_all` / :func:`join_first` merge the completion events of an IO's parts: a mirrored write
+  completes when *all* copies are written, a read from a mirror when the *first* copy returns.
+- :class:`Mirror` forks writes to every member and reads to one (or all, first wins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simpy.events import Event
+
+from storagelab.kernel.component import Component
+from storagelab.kernel.io import IORequest
+
+
+class _AllOf:
+    """Callback counting completed parts; succeeds ``event`` with ``value`` when the last one arrives."""
+
+    __slots__ = ("event", "left", "value")
+
+    def __init__(self, event: Event, n: int, value: object) -> None:
+        self.event, self.left, self.value = event, n, value
+
+    def __call__(self, _ev: Event) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.event.succeed(self.value)
+
+
+class _FirstOf:
+    """Callback that succeeds ``event`` with ``value`` on the first completed part and ignores the rest."""
+
+    __slots__ = ("event", "value")
+
+    def __init__(self, event: Event, value: object) -> None:
+        self.event, self.value = event, value
+
+    def __call__(self, _ev: Event) -> None:
+        if not self.event.triggered:
+            self.event.succeed(self.value)
+
+
+def join_all(env, parts: Sequence[Event], value: object) -> Event:
+    """An event that fires (with ``value``) when every event in ``parts`` has fired."""
+    if len(parts) == 1:
+        return parts[0] if parts[0]._value is value else _relay(env, parts[0], value)
+    done = Event(env)
+    cb = _AllOf(done, len(parts), value)
+    for p in parts:
+        p.callbacks.append(cb)
+    return done
+
+
+def join_first(env, parts: Sequence[Event], value: object) -> Event:
+    """An event that fires (with ``value``) when the first event in ``parts`` fires."""
+    done = Event(env)
+    cb = _FirstOf(done, value)
+    for p in parts:
+        p.callbacks.append(cb)
+    return done
+
+
+def _relay(env, part: Event, value: object) -> Event:
+    done = Event(env)
+    part.callbacks.append(lambda _e: done.succeed(value))
+    return done
+
+
+class _Advance:
+    """Callback moving an IO to the next stage of a path."""
+
+    __slots__ = ("done", "i", "io", "path")
+
+    def __init__(self, path: Path, io: IORequest, done: Event) -> None:
+        self.path, self.io, self.done, self.i = path, io, done, 0
+
+    def __call__(self, _ev: Event) -> None:
+        self.i += 1
+        stages = self.path.stages
+        if self.i == len(stages):
+            self.done.succeed(self.io)
+        else:
+            stages[self.i].submit(self.io).callbacks.append(self)
+
+
+class Path(Component):
+    """Stages in series: an IO passes each in turn; the path completes when the last stage completes."""
+
+    def __init__(self, name: str, stages: Sequence[Component]) -> None:
+        super().__init__(name)
+        if not stages:
+            raise ValueError(f"path {name!r} needs at least one stage")
+        self.stages = list(stages)
+
+    def children(self) -> list[Component]:
+        return self.stages
+
+    def submit(self, io: IORequest) -> Event:
+        if len(self.stages) == 1:
+            return self.stages[0].submit(io)
+        done = Event(self.env)
+        self.stages[0].submit(io).callbacks.append(_Advance(self, io, done))
+        return done
+
+
+class Mirror(Component):
+    """Copies kept on every member: writes go to all members (complete when all have), reads to one.
+
+    ``read_policy``: ``"round-robin"`` (alternate members), ``"random"``, or ``"first"`` (send the read
+    to every member and complete on the first reply).
+    """
+
+    READ_POLICIES = ("round-robin", "random", "first")
+
+    def __init__(self, name: str, members: Sequence[Component], read_policy: str = "round-robin") -> None:
+        super().__init__(name)
+        if len(members) < 2:
+            raise ValueError(f"mirror {name!r} needs at least 2 members, got {len(members)}")
+        if read_policy not in self.READ_POLICIES:
+            raise ValueError(
+                f"mirror {name!r}: read_policy must be one of {self.READ_POLICIES}, got {read_policy!r}"
+            )
+        self.members = list(members)
+        self.read_policy = read_policy
+        self._next = 0
+        self.reset_stats()
+
+    def children(self) -> list[Component]:
+        return self.members
+
+    def reset_stats(self) -> None:
+        self.member_ios = 0
+
+    def submit(self, io: IORequest) -> Event:
+        members = self.members
+        if io.is_read and self.read_policy != "first":
+            if self.read_policy == "round-robin":
+                self._next = (self._next + 1) % len(members)
+                m = members[self._next]
+            else:
+                m = members[int(self.rng.integers(len(members)))]
+            self.member_ios += 1
+            return m.submit(io)
+        parts = [m.submit(io.child()) for m in members]
+        self.member_ios += len(parts)
+        return (join_first if io.is_read else join_all)(self.env, parts, io)
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        return {"member_ios": float(self.member_ios)}

@@ -1,0 +1,170 @@
+"""Queue disciplines: which waiting IO a station serves next.
+
+A discipline holds the waiting jobs of a station. The station calls :meth:`Discipline.push` when an IO
+must wait and :meth:`Discipline.pop` when a server frees up. ``pop`` may return ``None`` even when jobs
+wait, meaning *none is eligible now* (a limit-based QoS scheduler such as mClock holds back a tenant
+over its limit); the station then asks :meth:`Discipline.next_eligible` for the time to look again.
+That is the hook later QoS schedulers (reservation / limit / shares; per-volume IOPS, bandwidth and
+latency targets) plug into without changing the station.
+
+A job is a list ``[io, event, arrival_time]``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from typing import TYPE_CHECKING
+
+from storagelab.kernel.io import IORequest
+
+if TYPE_CHECKING:
+    from storagelab.kernel.station import Station
+
+Job = list
+
+
+class Discipline:
+    """Base class: a container of waiting jobs with a service order."""
+
+    #: True when jobs are served strictly in arrival order (lets a station take the FIFO fast path).
+    fifo = False
+
+    def bind(self, station: Station) -> None:
+        """Called once when the station is bound to a run (gives access to its device, if any)."""
+        self.station = station
+
+    def push(self, job: Job, now: float) -> None:
+        raise NotImplementedError
+
+    def pop(self, now: float) -> Job | None:
+        raise NotImplementedError
+
+    def next_eligible(self, now: float) -> float | None:
+        """When ``pop`` returned ``None`` with jobs waiting: the earliest time one becomes eligible."""
+        return None
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+
+class FIFO(Discipline):
+    """First come, first served."""
+
+    fifo = True
+
+    def __init__(self) -> None:
+        self._q: deque[Job] = deque()
+
+    def push(self, job: Job, now: float) -> None:
+        self._q.append(job)
+
+    def pop(self, now: float) -> Job | None:
+        return self._q.popleft() if self._q else None
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+class PriorityByClass(Discipline):
+    """Non-preemptive priority: lower rank first, FIFO within a rank.
+
+    ``ranks`` maps an IO class to its rank (0 = highest); classes not listed use ``io.priority``.
+    """
+
+    def __init__(self, ranks: dict[str, int] | None = None) -> None:
+        self.ranks = dict(ranks or {})
+        self._heap: list[tuple[int, int, Job]] = []
+        self._seq = itertools.count()
+
+    def push(self, job: Job, now: float) -> None:
+        io: IORequest = job[0]
+        rank = self.ranks.get(io.cls, io.priority)
+        heapq.heappush(self._heap, (rank, next(self._seq), job))
+
+    def pop(self, now: float) -> Job | None:
+        return heapq.heappop(self._heap)[2] if self._heap else None
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
+class _DeviceWindow(Discipline):
+    """Common part of the disk schedulers: a device-side window of ``depth`` commands (NCQ/TCQ).
+
+    Jobs beyond the window wait in arrival order; the scheduler reorders only within the window, as a
+    drive with a command queue of ``depth`` does.
+    """
+
+    def __init__(self, depth: int = 32) -> None:
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"queue depth must be an integer >= 1, got {depth!r}")
+        self.depth = depth
+        self._q: list[Job] = []
+
+    def bind(self, station: Station) -> None:
+        super().bind(station)
+        device = station.service_source
+        if not hasattr(device, "seek_distance"):
+            raise ValueError(
+                f"{type(self).__name__} on station {station.name!r} needs a device with seek_distance(address) "
+                f"(a disk model); got {type(device).__name__}"
+            )
+        self._distance = device.seek_distance
+
+    def push(self, job: Job, now: float) -> None:
+        self._q.append(job)
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+class ShortestSeekFirst(_DeviceWindow):
+    """Shortest seek time first among the first ``depth`` waiting commands."""
+
+    def pop(self, now: float) -> Job | None:
+        q = self._q
+        if not q:
+            return None
+        dist = self._distance
+        window = min(len(q), self.depth)
+        best = min(range(window), key=lambda i: abs(dist(q[i][0].address)))
+        return q.pop(best)
+
+
+class Elevator(_DeviceWindow):
+    """LOOK elevator: serve the nearest command ahead in the current sweep direction, then reverse."""
+
+    def __init__(self, depth: int = 32) -> None:
+        super().__init__(depth)
+        self._up = True
+
+    def pop(self, now: float) -> Job | None:
+        q = self._q
+        if not q:
+            return None
+        dist = self._distance
+        window = range(min(len(q), self.depth))
+        for _ in range(2):
+            ahead = [i for i in window if (dist(q[i][0].address) >= 0) == self._up]
+            if ahead:
+                best = min(ahead, key=lambda i: abs(dist(q[i][0].address)))
+                return q.pop(best)
+            self._up = not self._up
+        return q.pop(0)
+
+
+DISCIPLINES = {"fifo": FIFO, "priority": PriorityByClass, "sstf": ShortestSeekFirst, "elevator": Elevator}
+
+
+def make_discipline(spec: str | Discipline | None) -> Discipline:
+    """A discipline from an instance or a name (``fifo``, ``priority``, ``sstf``, ``elevator``)."""
+    if spec is None:
+        return FIFO()
+    if isinstance(spec, Discipline):
+        return spec
+    try:
+        return DISCIPLINES[spec]()
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown queue discipline {spec!r}; known: {', '.join(DISCIPLINES)}") from None

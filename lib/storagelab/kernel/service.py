@@ -1,0 +1,120 @@
+"""Service-time sources for stations: distributions drawn in numpy blocks, and device models.
+
+A station asks its service source for a time (seconds) per IO. Two kinds:
+
+- a :class:`ServiceDistribution` (exponential, deterministic, gamma, lognormal) whose time does not
+  depend on the IO or on state: drawn in blocks of 4096 for speed, and letting FIFO stations take the
+  fast path (completion time computed at arrival);
+- a device model (any object with ``service_time(is_read, size, address, rng) -> seconds`` and a
+  ``parallelism`` attribute, e.g. :mod:`storagelab.devices`): called when service *starts*, because a
+  disk's time depends on where its head is. A device with ``state_dependent = False`` (SSD, DRAM) may
+  still use the fast path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from storagelab.kernel.io import IORequest
+from storagelab.kernel.randomness import variates
+
+
+@dataclass(frozen=True)
+class ServiceDistribution:
+    """A service-time distribution with ``mean`` seconds and squared coefficient of variation ``scv``."""
+
+    mean: float
+    scv: float
+
+    def __post_init__(self) -> None:
+        if not self.mean > 0:
+            raise ValueError(f"mean service time must be > 0 s, got {self.mean}")
+        if self.scv < 0:
+            raise ValueError(f"squared coefficient of variation must be >= 0, got {self.scv}")
+
+    @property
+    def second_moment(self) -> float:
+        """E[S^2] = mean^2 (1 + scv), as Pollaczek–Khinchine and Cobham need."""
+        return self.mean**2 * (1 + self.scv)
+
+    def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def sampler(self, rng: np.random.Generator) -> Callable[[], float]:
+        """A zero-argument callable returning one service time per call (block-drawn)."""
+        return variates(rng, self._draw).__next__
+
+
+class Exponential(ServiceDistribution):
+    """Exponential service (M): ``scv = 1``."""
+
+    def __init__(self, mean: float) -> None:
+        super().__init__(mean, 1.0)
+
+    def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.exponential(self.mean, n)
+
+
+class Deterministic(ServiceDistribution):
+    """Constant service (D): ``scv = 0``."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(value, 0.0)
+
+    def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.full(n, self.mean)
+
+    def sampler(self, rng: np.random.Generator) -> Callable[[], float]:
+        value = self.mean
+        return lambda: value
+
+
+class Gamma(ServiceDistribution):
+    """Gamma service with the given mean and scv (shape ``1/scv``)."""
+
+    def __init__(self, mean: float, scv: float) -> None:
+        if not scv > 0:
+            raise ValueError(f"gamma service needs scv > 0, got {scv}")
+        super().__init__(mean, scv)
+
+    def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        shape = 1.0 / self.scv
+        return rng.gamma(shape, self.mean / shape, n)
+
+
+class Lognormal(ServiceDistribution):
+    """Lognormal service with the given mean and scv."""
+
+    def __init__(self, mean: float, scv: float) -> None:
+        if not scv > 0:
+            raise ValueError(f"lognormal service needs scv > 0, got {scv}")
+        super().__init__(mean, scv)
+
+    def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        sigma2 = np.log1p(self.scv)
+        return rng.lognormal(np.log(self.mean) - sigma2 / 2, np.sqrt(sigma2), n)
+
+
+def io_service(source: object, rng: np.random.Generator) -> tuple[Callable[[IORequest], float], bool]:
+    """Adapt a service source to ``f(io) -> seconds``; also say whether it depends on state.
+
+    Returns ``(f, state_dependent)``. Distributions ignore the IO; device models see its op, size and
+    address.
+    """
+    if isinstance(source, ServiceDistribution):
+        draw = source.sampler(rng)
+        return (lambda io: draw()), False
+    if hasattr(source, "service_time"):
+        st = source.service_time
+        return (lambda io: st(io.is_read, io.size, io.address, rng)), bool(
+            getattr(source, "state_dependent", True)
+        )
+    if callable(source):
+        return (lambda io: source(io, rng)), True
+    raise TypeError(
+        f"service must be a ServiceDistribution, a device model with service_time(), or a callable "
+        f"(io, rng) -> seconds; got {type(source).__name__}"
+    )

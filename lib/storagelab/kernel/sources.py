@@ -1,0 +1,185 @@
+"""Where IOs come from: open-loop (a rate) and closed-loop (outstanding IOs per worker) sources.
+
+A source draws IO attributes in numpy blocks from a *sampler* — any object with
+``next_block(n) -> (is_read, size, address)`` arrays, such as an access specification's sampler
+(:mod:`storagelab.workloads`) or :class:`FixedSampler` — and submits each IO to its target component.
+On completion it records the latency with the run's recorder and keeps the time-weighted count of its
+IOs in the system, so that Little's law (L = lambda W) can be checked independently of the latencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from simpy.events import Event
+
+from storagelab.kernel.component import Component, RunContext, completion_in
+from storagelab.kernel.io import IORequest
+from storagelab.kernel.service import Exponential, ServiceDistribution
+
+BLOCK = 4096
+
+
+class FixedSampler:
+    """IOs of one ``size`` (bytes), ``read_pct`` % reads, at uniformly random aligned addresses in ``span``."""
+
+    def __init__(self, rng: np.random.Generator | None = None, size: int = 4096, read_pct: float = 100.0,
+                 span: int = 2**30) -> None:  # fmt: skip
+        if size <= 0 or span < size or not 0 <= read_pct <= 100:
+            raise ValueError("FixedSampler needs size > 0, span >= size and 0 <= read_pct <= 100")
+        self.rng, self.size, self.read_pct, self.span = rng, size, read_pct, span
+
+    def bind(self, rng: np.random.Generator) -> FixedSampler:
+        return FixedSampler(rng, self.size, self.read_pct, self.span)
+
+    def next_block(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rng = self.rng
+        is_read = rng.random(n) < self.read_pct / 100 if self.read_pct < 100 else np.ones(n, dtype=bool)
+        size = np.full(n, self.size, dtype=np.int64)
+        blocks = self.span // self.size
+        address = rng.integers(0, blocks, n, dtype=np.int64) * self.size
+        return is_read, size, address
+
+
+def _bind_sampler(sampler: object, rng: np.random.Generator):
+    """A sampler bound to the source's stream: ``bind(rng)``, ``sampler(rng)`` or a ready sampler."""
+    if hasattr(sampler, "bind"):
+        return sampler.bind(rng)
+    if hasattr(sampler, "sampler"):
+        return sampler.sampler(rng)
+    if hasattr(sampler, "next_block"):
+        return sampler
+    raise TypeError(
+        f"a source needs a sampler with next_block(n) (or an access spec); got {type(sampler).__name__}"
+    )
+
+
+class Source:
+    """Common part of sources: IO construction in blocks, completion recording, Little's-law counters."""
+
+    def __init__(self, name: str, target: Component, sampler: object, cls: str | None = None) -> None:
+        if not name:
+            raise ValueError("a source needs a name")
+        self.name, self.target, self.sampler_spec = name, target, sampler
+        self.cls = cls or name
+        self.ctx: RunContext | None = None
+
+    def bind(self, ctx: RunContext) -> None:
+        self.ctx, self.env = ctx, ctx.env
+        self.rng = ctx.streams.stream(f"source:{self.name}")
+        self.sampler = _bind_sampler(self.sampler_spec, ctx.streams.stream(f"sampler:{self.name}"))
+        self._block: list = []
+        self._k = 0
+        self.in_system = 0
+        self.issued_total = 0  # every IO issued, warm-up included (for speed measurements)
+        self.reset_stats()
+        self._record = ctx.recorder.record if ctx.recorder is not None else None
+
+    def reset_stats(self) -> None:
+        self.submitted = 0
+        self.completed = 0
+        self._area = 0.0  # integral of in-system count over time
+        self._last = self.env._now if self.ctx else 0.0
+        self._t0 = self._last
+
+    def _next_io(self) -> IORequest:
+        k = self._k
+        if k >= len(self._block):
+            r, s, a = self.sampler.next_block(BLOCK)
+            self._block = list(zip(r.tolist(), s.tolist(), a.tolist(), strict=True))
+            k = 0
+        self._k = k + 1
+        is_read, size, address = self._block[k]
+        return IORequest(is_read, size, address, 0, self.cls, self.env._now)
+
+    def _issue(self) -> None:
+        now = self.env._now
+        self._area += self.in_system * (now - self._last)
+        self._last = now
+        self.in_system += 1
+        self.submitted += 1
+        self.issued_total += 1
+        self.target.submit(self._next_io()).callbacks.append(self._completed)
+
+    def _completed(self, ev: Event) -> None:
+        io: IORequest = ev._value
+        now = self.env._now
+        self._area += self.in_system * (now - self._last)
+        self._last = now
+        self.in_system -= 1
+        self.completed += 1
+        if self._record is not None:
+            self._record(io.cls, now - io.submitted, now, io.size)
+
+    def littles_law(self) -> dict[str, float]:
+        """Mean number in system measured by time average (L), for comparison with lambda x W."""
+        now = self.env._now
+        area = self._area + self.in_system * (now - self._last)
+        elapsed = now - self._t0
+        return {"mean_in_system": area / elapsed if elapsed > 0 else float("nan"), "elapsed": elapsed,
+                "completed": float(self.completed)}  # fmt: skip
+
+
+class OpenSource(Source):
+    """Open loop: IOs arrive at ``rate`` per second (Poisson by default, or any interarrival distribution),
+    regardless of how many are outstanding. ``rate_scale(t)`` (e.g. a phase schedule) modulates the rate
+    by thinning, so storms and ramps keep Poisson arrivals."""
+
+    def __init__(self, name: str, target: Component, sampler: object, rate: float | None = None,
+                 interarrival: ServiceDistribution | None = None, cls: str | None = None,
+                 rate_scale: Callable[[float], float] | None = None, max_scale: float = 1.0) -> None:  # fmt: skip
+        super().__init__(name, target, sampler, cls)
+        if (rate is None) == (interarrival is None):
+            raise ValueError(f"open source {name!r}: give exactly one of rate (IO/s) or interarrival")
+        if rate is not None and not rate > 0:
+            raise ValueError(f"open source {name!r}: rate must be > 0 IO/s, got {rate}")
+        self.interarrival = interarrival or Exponential(1.0 / rate)
+        self.rate_scale, self.max_scale = rate_scale, max_scale
+        if rate_scale is not None and not max_scale > 0:
+            raise ValueError(f"open source {name!r}: max_scale must bound rate_scale(t) from above, > 0")
+
+    def bind(self, ctx: RunContext) -> None:
+        super().bind(ctx)
+        gap = self.interarrival
+        if self.rate_scale is not None:  # thinning: draw at the peak rate, keep with prob scale/max
+            gap = type(gap)(gap.mean / self.max_scale) if isinstance(gap, Exponential) else gap
+            self._keep = self.rng.random
+        self._gap = gap.sampler(self.rng)
+        completion_in(self.env, self._gap(), None).callbacks.append(self._arrive)
+
+    def _arrive(self, _ev: Event) -> None:
+        if self.rate_scale is None or self._keep() * self.max_scale < self.rate_scale(self.env._now):
+            self._issue()
+        completion_in(self.env, self._gap(), None).callbacks.append(self._arrive)
+
+
+class ClosedSource(Source):
+    """Closed loop: ``workers`` workers each keep ``outstanding`` IOs in flight (IOmeter's queue depth),
+    waiting ``think`` seconds (a number or distribution) after each completion before the next IO."""
+
+    def __init__(self, name: str, target: Component, sampler: object, workers: int = 1, outstanding: int = 1,
+                 think: float | ServiceDistribution = 0.0, cls: str | None = None) -> None:  # fmt: skip
+        super().__init__(name, target, sampler, cls)
+        if not isinstance(workers, int) or workers < 1 or not isinstance(outstanding, int) or outstanding < 1:
+            raise ValueError(f"closed source {name!r}: workers and outstanding must be integers >= 1")
+        self.workers, self.outstanding, self.think = workers, outstanding, think
+
+    def bind(self, ctx: RunContext) -> None:
+        super().bind(ctx)
+        think = self.think
+        if isinstance(think, ServiceDistribution):
+            self._think = think.sampler(self.rng)
+        elif think > 0:
+            self._think = lambda: think
+        else:
+            self._think = None
+        for _ in range(self.workers * self.outstanding):
+            self._issue()
+
+    def _completed(self, ev: Event) -> None:
+        super()._completed(ev)
+        if self._think is None:
+            self._issue()
+        else:
+            completion_in(self.env, self._think(), None).callbacks.append(lambda _e: self._issue())
