@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import simpy
+from tqdm.auto import tqdm
 
 from storagelab import theory
 from storagelab.components.cluster import ReplicatedCluster
@@ -146,7 +147,7 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
         (run_storagelab_closed, closed_horizon, 0.1),
     ]
     rows = []
-    for fn, horizon, warmup in runs:
+    for fn, horizon, warmup in tqdm(runs, desc="benchmark", unit="model"):
         results = [fn(horizon, warmup, seed + r) for r in range(repeats)]
         wall = statistics.median(r.wall_seconds for r in results)
         first = results[0]

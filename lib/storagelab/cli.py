@@ -113,3 +113,24 @@ def check_params(
             typer.echo(f"{f}: ok {values}")
     except _USER_ERRORS as err:
         _fail(err)
+
+
+@app.command()
+def bench(
+    quick: Annotated[bool, typer.Option("--quick", help="shorter runs, one repeat (under a minute)")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="also write the rows as CSV")] = None,
+    repeats: Annotated[int | None, typer.Option(help="runs per model (default 3, or 1 with --quick)")] = None,
+    seed: Annotated[int, typer.Option(help="first seed")] = 1,
+) -> None:
+    """Simulated IOs per wall-second: storagelab beside Ciw and a process-per-IO SimPy model."""
+    import polars as pl
+
+    from storagelab.benchmark import bench as run_bench
+
+    table = run_bench(quick=quick, seed=seed, repeats=repeats)
+    with pl.Config(tbl_rows=20, tbl_width_chars=160, tbl_hide_dataframe_shape=True, float_precision=3,
+                   tbl_hide_column_data_types=True, fmt_str_lengths=40):  # fmt: skip
+        typer.echo(table)
+    if out is not None:
+        table.write_csv(out)
+        typer.echo(f"rows written: {out}")

@@ -29,13 +29,15 @@ class _Phases:
         members, io = self.raid.members, self.io
         parts = [members[op.member].submit(io.child(size=op.size, address=op.address, is_read=op.is_read))
                  for op in phase.ops]  # fmt: skip
-        self.raid.member_ios += len(parts)
         join = join_first if phase.join == "any" else join_all
         join(self.raid.env, parts, io).callbacks.append(self._phase_done)
 
     def _phase_done(self, _ev: Event) -> None:
         self.i += 1
         if self.i == len(self.phases):
+            raid = self.raid
+            raid.completed += 1  # counted on completion, so member_ios / completed is exact
+            raid.member_ios += sum(len(p.ops) for p in self.phases)
             self.done.succeed(self.io)
         else:
             self.start()
@@ -63,8 +65,9 @@ class RaidSet(Component):
         return self.members
 
     def reset_stats(self) -> None:
-        self.ios = 0
-        self.member_ios = 0
+        self.ios = 0  # submitted
+        self.completed = 0
+        self.member_ios = 0  # member IOs of the completed IOs
 
     def submit(self, io: IORequest) -> Event:
         self.ios += 1
@@ -73,5 +76,5 @@ class RaidSet(Component):
         return done
 
     def stats(self, elapsed: float) -> dict[str, float]:
-        return {"ios": float(self.ios), "member_ios": float(self.member_ios),
-                "member_ios_per_io": self.member_ios / self.ios if self.ios else 0.0}  # fmt: skip
+        return {"ios": float(self.ios), "completed": float(self.completed), "member_ios": float(self.member_ios),
+                "member_ios_per_io": self.member_ios / self.completed if self.completed else 0.0}  # fmt: skip

@@ -1,0 +1,215 @@
+"""Caches in the IO path: a read cache in front of a back end, and a write-back buffer with destaging.
+
+Both work in fixed-size blocks of the address space and use a replacement policy from
+:mod:`storagelab.cache_policies` (LRU, S3-FIFO, ...), validated against libCacheSim.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from simpy.events import Event
+
+from storagelab import cache_policies
+from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.io import IORequest
+
+POLICIES = {"lru": "LRU", "s3fifo": "S3FIFO", "arc": "ARC"}
+
+
+def make_policy(policy: str, capacity_blocks: int):
+    """A replacement policy by name (``lru``, ``s3fifo``, ``arc``)."""
+    cls_name = POLICIES.get(policy)
+    if cls_name is None or not hasattr(cache_policies, cls_name):
+        known = [k for k, v in POLICIES.items() if hasattr(cache_policies, v)]
+        raise ValueError(f"unknown cache policy {policy!r}; known: {', '.join(known)}")
+    return getattr(cache_policies, cls_name)(capacity_blocks)
+
+
+def _blocks(io: IORequest, block: int) -> range:
+    return range(io.address // block, (io.address + io.size - 1) // block + 1)
+
+
+class ReadCache(Component):
+    """A read cache of ``capacity_bytes`` in ``block_bytes`` blocks in front of ``backend``.
+
+    A read whose blocks are all cached completes after ``hit_latency`` seconds plus ``size /
+    hit_bandwidth``; otherwise it goes to the back end (the missing blocks are admitted). Writes go
+    through to the back end; ``write_policy`` decides what the cache does with the written blocks:
+    ``"invalidate"`` (drop them), ``"update"`` (write-allocate: keep them as cached), or ``"around"``
+    (leave the cache alone).
+    """
+
+    WRITE_POLICIES = ("invalidate", "update", "around")
+
+    def __init__(self, name: str, backend: Component, capacity_bytes: int, block_bytes: int = 4096,
+                 policy: str = "lru", hit_latency: float = 50e-6, hit_bandwidth: float = 2e9,
+                 write_policy: str = "invalidate") -> None:  # fmt: skip
+        super().__init__(name)
+        if block_bytes <= 0 or capacity_bytes < block_bytes:
+            raise ValueError(f"read cache {name!r}: need block_bytes > 0 and capacity_bytes >= block_bytes")
+        if hit_latency < 0 or hit_bandwidth <= 0:
+            raise ValueError(f"read cache {name!r}: hit_latency must be >= 0 s and hit_bandwidth > 0 B/s")
+        if write_policy not in self.WRITE_POLICIES:
+            raise ValueError(f"read cache {name!r}: write_policy must be one of {self.WRITE_POLICIES}")
+        self.backend = backend
+        self.capacity_bytes, self.block_bytes = capacity_bytes, block_bytes
+        self.policy_name, self.hit_latency, self.hit_bandwidth = policy, hit_latency, hit_bandwidth
+        self.write_policy = write_policy
+        self.policy = make_policy(policy, capacity_bytes // block_bytes)
+        self.reset_stats()
+
+    def children(self) -> list[Component]:
+        return [self.backend]
+
+    def on_bind(self) -> None:
+        self.policy = make_policy(self.policy_name, self.capacity_bytes // self.block_bytes)
+
+    def reset_stats(self) -> None:
+        self.read_hits = self.read_misses = self.writes = 0
+        p = getattr(self, "policy", None)
+        self._base = (p.hits, p.misses) if p is not None else (0, 0)
+
+    def submit(self, io: IORequest) -> Event:
+        policy = self.policy
+        if io.is_read:
+            hit = True
+            for b in _blocks(io, self.block_bytes):
+                if not policy.access(b):
+                    hit = False
+            if hit:
+                self.read_hits += 1
+                return completion_in(self.env, self.hit_latency + io.size / self.hit_bandwidth, io)
+            self.read_misses += 1
+            return self.backend.submit(io)
+        self.writes += 1
+        if self.write_policy == "invalidate":
+            for b in _blocks(io, self.block_bytes):
+                policy.discard(b)
+        elif self.write_policy == "update":
+            for b in _blocks(io, self.block_bytes):
+                policy.insert(b)
+        return self.backend.submit(io)
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        reads = self.read_hits + self.read_misses
+        hits, misses = self.policy.hits - self._base[0], self.policy.misses - self._base[1]
+        return {"read_ios": float(reads), "read_hit_ratio": self.read_hits / reads if reads else 0.0,
+                "block_hit_ratio": hits / (hits + misses) if hits + misses else 0.0,
+                "writes": float(self.writes)}  # fmt: skip
+
+
+class WriteBackBuffer(Component):
+    """A write-back buffer (NVRAM / SSD write buffer) of ``capacity_bytes`` in front of ``backend``.
+
+    A write is acknowledged after ``write_latency`` seconds once it fits in the buffer; if the buffer
+    is full it waits for destaging to free space. Destaging starts when dirty data exceed
+    ``high_watermark`` x capacity and continues until they fall below ``low_watermark`` x capacity
+    (``high_watermark=0`` destages continuously), with at most ``destage_concurrency`` destage IOs in
+    flight and at most ``flush_rate`` bytes/s (``None``: unlimited). Reads of blocks still dirty in the
+    buffer are served at ``write_latency``; other reads pass to the back end.
+    """
+
+    def __init__(self, name: str, backend: Component, capacity_bytes: int, block_bytes: int = 4096,
+                 write_latency: float = 20e-6, high_watermark: float = 0.5, low_watermark: float = 0.25,
+                 destage_concurrency: int = 8, flush_rate: float | None = None) -> None:  # fmt: skip
+        super().__init__(name)
+        if capacity_bytes <= 0 or block_bytes <= 0:
+            raise ValueError(f"write-back buffer {name!r}: capacity_bytes and block_bytes must be > 0")
+        if not 0 <= low_watermark <= high_watermark <= 1:
+            raise ValueError(f"write-back buffer {name!r}: need 0 <= low_watermark <= high_watermark <= 1, "
+                             f"got {low_watermark}, {high_watermark}")  # fmt: skip
+        if not isinstance(destage_concurrency, int) or destage_concurrency < 1:
+            raise ValueError(f"write-back buffer {name!r}: destage_concurrency must be an integer >= 1")
+        if flush_rate is not None and not flush_rate > 0:
+            raise ValueError(f"write-back buffer {name!r}: flush_rate must be > 0 bytes/s or None")
+        self.backend = backend
+        self.capacity_bytes, self.block_bytes, self.write_latency = capacity_bytes, block_bytes, write_latency
+        self.high, self.low = high_watermark * capacity_bytes, low_watermark * capacity_bytes
+        self.destage_concurrency, self.flush_rate = destage_concurrency, flush_rate
+        self.reset_stats()
+
+    def children(self) -> list[Component]:
+        return [self.backend]
+
+    def on_bind(self) -> None:
+        self.dirty_bytes = 0
+        self._dirty_blocks: dict[int, int] = {}  # block -> number of queued destages covering it
+        self._queue: deque[IORequest] = deque()  # accepted writes awaiting destage
+        self._waiting: deque[tuple[IORequest, Event]] = deque()  # writes waiting for space
+        self._in_flight = 0
+        self._destaging = False
+        self._next_flush = 0.0
+
+    def reset_stats(self) -> None:
+        self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
+        self.stall_time = 0.0
+
+    def submit(self, io: IORequest) -> Event:
+        if io.is_read:
+            self.reads += 1
+            if all(b in self._dirty_blocks for b in _blocks(io, self.block_bytes)):
+                self.read_hits += 1
+                return completion_in(self.env, self.write_latency, io)
+            return self.backend.submit(io)
+        self.writes += 1
+        if self.dirty_bytes + io.size <= self.capacity_bytes and not self._waiting:
+            return self._accept(io)
+        self.stalled += 1
+        ev = Event(self.env)
+        self._waiting.append((io, ev))
+        self._kick()
+        return ev
+
+    def _accept(self, io: IORequest) -> Event:
+        self.dirty_bytes += io.size
+        for b in _blocks(io, self.block_bytes):
+            self._dirty_blocks[b] = self._dirty_blocks.get(b, 0) + 1
+        self._queue.append(io)
+        self._kick()
+        return completion_in(self.env, self.write_latency, io)
+
+    def _kick(self) -> None:
+        if not self._destaging and self.dirty_bytes > self.high:
+            self._destaging = True
+        if not self._destaging and not self._waiting:
+            return
+        now = self.env._now
+        while self._queue and self._in_flight < self.destage_concurrency:
+            if self.flush_rate is not None and self._next_flush > now:
+                completion_in(self.env, self._next_flush - now, None).callbacks.append(
+                    lambda _e: self._kick()
+                )
+                return
+            io = self._queue.popleft()
+            self._in_flight += 1
+            if self.flush_rate is not None:
+                self._next_flush = max(self._next_flush, now) + io.size / self.flush_rate
+            self.backend.submit(io.child()).callbacks.append(self._destaged)
+
+    def _destaged(self, ev: Event) -> None:
+        io: IORequest = ev._value.tag
+        self._in_flight -= 1
+        self.destaged += 1
+        self.dirty_bytes -= io.size
+        for b in _blocks(io, self.block_bytes):
+            n = self._dirty_blocks[b] - 1
+            if n:
+                self._dirty_blocks[b] = n
+            else:
+                del self._dirty_blocks[b]
+        if self.dirty_bytes <= self.low:
+            self._destaging = False
+        while self._waiting and self.dirty_bytes + self._waiting[0][0].size <= self.capacity_bytes:
+            wio, wev = self._waiting.popleft()
+            self.stall_time += self.env._now - wio.submitted
+            self._accept(wio).callbacks.append(lambda _e, wev=wev, wio=wio: wev.succeed(wio))
+        self._kick()
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        return {"writes": float(self.writes), "destaged": float(self.destaged), "stalled_writes": float(self.stalled),
+                "read_hit_ratio": self.read_hits / self.reads if self.reads else 0.0,
+                "dirty_fraction": self.dirty_bytes / self.capacity_bytes}  # fmt: skip
+
+
+__all__ = ["ReadCache", "WriteBackBuffer", "make_policy"]

