@@ -10,6 +10,7 @@ IOs in the system, so that Little's law (L = lambda W) can be checked independen
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappop, heappush
 
 import numpy as np
 from simpy.events import Event
@@ -124,12 +125,21 @@ class Source:
 class OpenSource(Source):
     """Open loop: IOs arrive at ``rate`` per second (Poisson by default, or any interarrival distribution),
     regardless of how many are outstanding. ``rate_scale(t)`` (e.g. a phase schedule) modulates the rate
-    by thinning, so storms and ramps keep Poisson arrivals."""
+    by thinning, so storms and ramps keep Poisson arrivals.
+
+    Two exact shortcuts, on unless ``shortcuts=False``: when the target can say at arrival when an IO
+    will complete (a FIFO station on its fast path), the latency is recorded then and no completion
+    event is scheduled; and when no other event is scheduled before this source's next arrival, the
+    source moves the clock to it directly instead of scheduling an event (events are still processed
+    in time order: the next arrival is taken inline only if it precedes everything in the queue).
+    """
 
     def __init__(self, name: str, target: Component, sampler: object, rate: float | None = None,
                  interarrival: ServiceDistribution | None = None, cls: str | None = None,
-                 rate_scale: Callable[[float], float] | None = None, max_scale: float = 1.0) -> None:  # fmt: skip
+                 rate_scale: Callable[[float], float] | None = None, max_scale: float = 1.0,
+                 shortcuts: bool = True) -> None:  # fmt: skip
         super().__init__(name, target, sampler, cls)
+        self.shortcuts = shortcuts
         if (rate is None) == (interarrival is None):
             raise ValueError(f"open source {name!r}: give exactly one of rate (IO/s) or interarrival")
         if rate is not None and not rate > 0:
@@ -146,12 +156,57 @@ class OpenSource(Source):
             gap = type(gap)(gap.mean / self.max_scale) if isinstance(gap, Exponential) else gap
             self._keep = self.rng.random
         self._gap = gap.sampler(self.rng)
+        self._timed = (
+            self.target.submit_timed if self.shortcuts and getattr(self.target, "timed", False) else None
+        )
+        self._pending: list[float] = []  # timed mode: completion times of IOs still in the system
         completion_in(self.env, self._gap(), None).callbacks.append(self._arrive)
 
     def _arrive(self, _ev: Event) -> None:
-        if self.rate_scale is None or self._keep() * self.max_scale < self.rate_scale(self.env._now):
-            self._issue()
-        completion_in(self.env, self._gap(), None).callbacks.append(self._arrive)
+        env, queue, gap, scale = self.env, self.env._queue, self._gap, self.rate_scale
+        issue = self._issue_timed if self._timed is not None else self._issue
+        while True:
+            if scale is None or self._keep() * self.max_scale < scale(env._now):
+                issue()
+            t = env._now + gap()
+            if not self.shortcuts or not queue or queue[0][0] <= t:
+                completion_in(env, t - env._now, None).callbacks.append(self._arrive)
+                return
+            env._now = t  # nothing is scheduled before the next arrival: take it inline
+
+    # -- timed mode: latency known at arrival --------------------------------------------------------
+    def _issue_timed(self) -> None:
+        now = self.env._now
+        io = self._next_io()
+        done = self._timed(io)
+        self.submitted += 1
+        self.issued_total += 1
+        self._area += done - now
+        pending = self._pending
+        while pending and pending[0] <= now:
+            heappop(pending)
+            self.completed += 1
+        heappush(pending, done)
+        if self._record is not None:
+            self._record(io.cls, done - now, done, io.size)
+
+    def reset_stats(self) -> None:
+        super().reset_stats()
+        if getattr(self, "_timed", None) is not None:  # count only the part after now of IOs in flight
+            now = self.env._now
+            self._area = sum(d - now for d in self._pending if d > now)
+
+    def littles_law(self) -> dict[str, float]:
+        if self._timed is None:
+            return super().littles_law()
+        now, pending = self.env._now, self._pending
+        while pending and pending[0] <= now:
+            heappop(pending)
+            self.completed += 1
+        area = self._area - sum(d - now for d in pending)
+        elapsed = now - self._t0
+        return {"mean_in_system": area / elapsed if elapsed > 0 else float("nan"), "elapsed": elapsed,
+                "completed": float(self.completed)}  # fmt: skip
 
 
 class ClosedSource(Source):

@@ -63,6 +63,7 @@ class Station(Component):
         )
         self.discipline.bind(self)
         self.fast = self.discipline.fifo and not state_dependent
+        self.timed = self.fast  # completion time known at arrival: submit_timed() is valid
         self._free = [0.0] * self.servers  # fast path: when each server is next free (a heap)
         self._busy = 0  # general path: servers busy now
         self.submit = self._submit_fast if self.fast else self._submit_general
@@ -73,7 +74,12 @@ class Station(Component):
         self.wait_time = 0.0
 
     # -- fast path -------------------------------------------------------------------------------
-    def _submit_fast(self, io: IORequest) -> Event:
+    def submit_timed(self, io: IORequest) -> float:
+        """Fast path only: accept ``io`` and return the time it will complete, scheduling nothing.
+
+        A caller that needs no event (an open-loop source recording the latency) saves the cost of
+        one; :attr:`timed` says whether this is available.
+        """
         now = self.env._now
         s = self._draw() if self._draw is not None else self._service(io)
         free = self._free
@@ -85,7 +91,11 @@ class Station(Component):
         self.completed += 1
         self.busy_time += s
         self.wait_time += start - now
-        return completion_in(self.env, done - now, io)
+        return done
+
+    def _submit_fast(self, io: IORequest) -> Event:
+        env = self.env
+        return completion_in(env, self.submit_timed(io) - env._now, io)
 
     # -- general path ----------------------------------------------------------------------------
     def _submit_general(self, io: IORequest) -> Event:
