@@ -182,3 +182,46 @@ def residual_bars(residuals: pl.DataFrame, *, label: str, title: str) -> alt.Cha
         )
         .properties(title=title, width=420, name="residuals")
     )
+
+
+def estimate_vs_reference(
+    df: pl.DataFrame,
+    *,
+    label: str,
+    estimate: str,
+    low: str,
+    high: str,
+    reference: str,
+    x_title: str,
+    title: str,
+    name: str,
+) -> alt.LayerChart:
+    """One row per item: an estimate with its interval (bar and dot) beside a reference value (diamond)."""
+    data = chart_data(df.select(label, estimate, low, high, reference))
+    y = alt.Y(f"{label}:N", sort=None, title=None)
+    base = alt.Chart(data)
+    interval = base.mark_rule(strokeWidth=2).encode(y=y, x=alt.X(f"{low}:Q", title=x_title, scale=alt.Scale(zero=False)),
+                                                     x2=f"{high}:Q")  # fmt: skip
+    point = base.mark_point(filled=True, size=60).encode(
+        y=y, x=f"{estimate}:Q", tooltip=[label, estimate, low, high]
+    )
+    ref = base.mark_point(shape="diamond", size=90, color="#d62728", filled=False, strokeWidth=2).encode(
+        y=y, x=f"{reference}:Q", tooltip=[label, reference]
+    )
+    return alt.layer(interval, point, ref).properties(title=title, width=460, name=name)
+
+
+def service_level(curve: pl.DataFrame, *, title: str, name: str) -> alt.Chart:
+    """The service-level curve: share of IOs completed in under t against t (log scale), per class."""
+    data = chart_data(curve.with_columns(share_pct=100 * pl.col("share_under")))
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("threshold_ms:Q", scale=alt.Scale(type="log"), title="latency threshold t (ms)"),
+            y=alt.Y("share_pct:Q", title="% of IOs under t", scale=alt.Scale(domain=[0, 100])),
+            color=alt.Color("class:N", title="class"),
+            tooltip=["class", "threshold_ms", "share_pct"],
+        )
+        .properties(title=title, width=460, height=240, name=name)
+    )

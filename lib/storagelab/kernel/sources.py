@@ -43,12 +43,17 @@ class FixedSampler:
         return is_read, size, address
 
 
-def _bind_sampler(sampler: object, rng: np.random.Generator):
-    """A sampler bound to the source's stream: ``bind(rng)``, ``sampler(rng)`` or a ready sampler."""
+def _bind_sampler(sampler: object, rng: np.random.Generator, span: int | None, locality: object):
+    """A sampler bound to the source's stream: ``bind(rng)``, an access spec's ``sampler(rng, span,
+    locality)``, or a ready sampler."""
     if hasattr(sampler, "bind"):
         return sampler.bind(rng)
     if hasattr(sampler, "sampler"):
-        return sampler.sampler(rng)
+        if span is None:
+            raise ValueError(
+                "a source driven by an access specification needs span= (bytes the IOs may touch)"
+            )
+        return sampler.sampler(rng, span, locality)
     if hasattr(sampler, "next_block"):
         return sampler
     raise TypeError(
@@ -59,17 +64,23 @@ def _bind_sampler(sampler: object, rng: np.random.Generator):
 class Source:
     """Common part of sources: IO construction in blocks, completion recording, Little's-law counters."""
 
-    def __init__(self, name: str, target: Component, sampler: object, cls: str | None = None) -> None:
+    def __init__(self, name: str, target: Component, sampler: object, cls: str | None = None,
+                 span: int | None = None, locality: object = None) -> None:  # fmt: skip
         if not name:
             raise ValueError("a source needs a name")
+        if span is not None and span <= 0:
+            raise ValueError(f"source {name!r}: span must be > 0 bytes, got {span}")
         self.name, self.target, self.sampler_spec = name, target, sampler
+        self.span, self.locality = span, locality
         self.cls = cls or name
         self.ctx: RunContext | None = None
 
     def bind(self, ctx: RunContext) -> None:
         self.ctx, self.env = ctx, ctx.env
         self.rng = ctx.streams.stream(f"source:{self.name}")
-        self.sampler = _bind_sampler(self.sampler_spec, ctx.streams.stream(f"sampler:{self.name}"))
+        self.sampler = _bind_sampler(
+            self.sampler_spec, ctx.streams.stream(f"sampler:{self.name}"), self.span, self.locality
+        )
         self._block: list = []
         self._k = 0
         self.in_system = 0
@@ -137,8 +148,8 @@ class OpenSource(Source):
     def __init__(self, name: str, target: Component, sampler: object, rate: float | None = None,
                  interarrival: ServiceDistribution | None = None, cls: str | None = None,
                  rate_scale: Callable[[float], float] | None = None, max_scale: float = 1.0,
-                 shortcuts: bool = True) -> None:  # fmt: skip
-        super().__init__(name, target, sampler, cls)
+                 shortcuts: bool = True, span: int | None = None, locality: object = None) -> None:  # fmt: skip
+        super().__init__(name, target, sampler, cls, span, locality)
         self.shortcuts = shortcuts
         if (rate is None) == (interarrival is None):
             raise ValueError(f"open source {name!r}: give exactly one of rate (IO/s) or interarrival")
@@ -210,12 +221,16 @@ class OpenSource(Source):
 
 
 class ClosedSource(Source):
-    """Closed loop: ``workers`` workers each keep ``outstanding`` IOs in flight (IOmeter's queue depth),
+    """Closed loop: ``workers`` workers each keep ``outstanding`` IOs in flight (IOmeter's queue depth;
+    by default the access specification's ``queue_depth``, else 1),
     waiting ``think`` seconds (a number or distribution) after each completion before the next IO."""
 
-    def __init__(self, name: str, target: Component, sampler: object, workers: int = 1, outstanding: int = 1,
-                 think: float | ServiceDistribution = 0.0, cls: str | None = None) -> None:  # fmt: skip
-        super().__init__(name, target, sampler, cls)
+    def __init__(self, name: str, target: Component, sampler: object, workers: int = 1,
+                 outstanding: int | None = None, think: float | ServiceDistribution = 0.0, cls: str | None = None,
+                 span: int | None = None, locality: object = None) -> None:  # fmt: skip
+        super().__init__(name, target, sampler, cls, span, locality)
+        if outstanding is None:  # an access specification carries its queue depth
+            outstanding = int(getattr(sampler, "queue_depth", 1))
         if not isinstance(workers, int) or workers < 1 or not isinstance(outstanding, int) or outstanding < 1:
             raise ValueError(f"closed source {name!r}: workers and outstanding must be integers >= 1")
         self.workers, self.outstanding, self.think = workers, outstanding, think

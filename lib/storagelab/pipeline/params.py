@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 StudyId = Literal["nexgen", "vsan", "ds5020", "vplex", "ilio"]
 
@@ -44,9 +44,28 @@ class PublishedResultsParams(NotebookParams):
     )
 
 
+class KernelValidationParams(NotebookParams):
+    """Parameters of ``01-kernel-validation``: replications and run length of the validation runs."""
+
+    seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
+    replications: int = Field(default=5, ge=2, le=100, description="independent runs per scenario")
+    duration_s: float = Field(default=10.0, gt=1.0, le=3600.0, description="simulated seconds per run")
+    warmup_s: float = Field(default=1.0, ge=0.0, le=600.0, description="simulated seconds discarded first")
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="level of the replication CIs")
+
+    @model_validator(mode="after")
+    def _warmup_shorter_than_run(self) -> KernelValidationParams:
+        if self.warmup_s >= self.duration_s:
+            raise ValueError(
+                f"warmup_s ({self.warmup_s}) must be shorter than duration_s ({self.duration_s})"
+            )
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
+    "01-kernel-validation": KernelValidationParams,
 }
 
 
@@ -103,7 +122,10 @@ def validate_params(schema: type[NotebookParams], values: dict[str, Any], source
             key = ".".join(str(p) for p in e["loc"]) or "(top level)"
             top = str(e["loc"][0]) if e["loc"] else ""
             given = "" if e["type"] == "missing" else f" (got {e['input']!r})"
-            lines.append(f"  key {key!r}: {e['msg']}{given}; {_allowed(schema, top)}")
+            if e["loc"]:
+                lines.append(f"  key {key!r}: {e['msg']}{given}; {_allowed(schema, top)}")
+            else:  # a rule across keys
+                lines.append(f"  {e['msg']}")
         raise ParamsError(f"{source}: invalid parameters\n" + "\n".join(lines)) from None
     return model.model_dump(mode="json")
 
