@@ -231,3 +231,19 @@ def test_littles_law_holds_in_component_scenarios():
     for row in res.littles_law().iter_rows(named=True):
         # edge effects: at most ~10 IOs in flight at either end of an 18 s window with >3,000 completions
         assert row["L_time_average"] == pytest.approx(row["lambda_W"], rel=0.02), row
+
+
+def test_a_storm_phase_multiplies_the_open_loop_rate():
+    from storagelab.workloads import PhaseSchedule, steady
+
+    schedule = PhaseSchedule([steady(30.0)]).with_storm(start_s=10.0, duration_s=10.0, multiplier=4.0)
+    st = Station("q", Exponential(1e-4), servers=4)
+    src = OpenSource("vdi", st, FixedSampler(), rate=500.0, rate_scale=schedule.rate_scale_at,
+                     max_scale=schedule.max_scale)  # fmt: skip
+    res = simulate(st, [src], duration=30.0, seed=11, progress=False)
+    rates = res.rates(10.0)
+    per_window = dict(zip(rates["start_s"], rates["iops"], strict=True))
+    # Poisson counts: 5,000 and 20,000 expected; 5 standard deviations are 354 and 707 IOs (~7 % and 3.5 %).
+    assert per_window[0.0] == pytest.approx(500, rel=0.07)
+    assert per_window[10.0] == pytest.approx(2000, rel=0.035)
+    assert per_window[20.0] == pytest.approx(500, rel=0.07)

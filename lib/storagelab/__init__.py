@@ -1,21 +1,28 @@
 """storagelab: storage architectures under virtualized mixed workloads, simulated and checked against
 published results.
 
-Public modules a notebook uses:
+Published wing: :mod:`storagelab.datasets` (the five studies' numbers with provenance),
+:mod:`storagelab.curves` (fits with confidence intervals and residuals), :mod:`storagelab.units`.
 
-- :mod:`storagelab.datasets` — published results of the five source studies, with provenance;
-- :mod:`storagelab.curves` — curves fitted to them, with confidence intervals and residuals;
-- :mod:`storagelab.charts` — Altair charts and the notebook display set-up;
-- :mod:`storagelab.units` — the units vocabulary and conversion to SI.
+Simulated wing: :mod:`storagelab.kernel` (IOs, stations, disciplines, links, fork/join, sources, metrics),
+:mod:`storagelab.devices`, :mod:`storagelab.raid`, :mod:`storagelab.components`,
+:mod:`storagelab.workloads`, :func:`storagelab.simulate`, and :mod:`storagelab.theory` /
+:mod:`storagelab.validation` for checking the kernel.
+
+Pipeline: :mod:`storagelab.charts` (Altair charts and notebook display) and :mod:`storagelab.pipeline`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
-from storagelab import charts, curves, datasets, units
+from storagelab import charts, curves, datasets, devices, kernel, raid, theory, units, workloads
+from storagelab.simulation import simulate
 
 try:
     __version__ = version("storagelab")
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0+unknown"
 
-__all__ = ["__version__", "charts", "curves", "datasets", "units"]
+__all__ = [
+    "__version__", "charts", "curves", "datasets", "devices", "kernel", "raid", "simulate", "theory", "units",
+    "workloads",
+]  # fmt: skip
