@@ -64,10 +64,6 @@ def test_read_cache_hits_equal_libcachesim_lru_through_a_simulation():
     backend = Station("disk", Deterministic(1e-4))
     cache = ReadCache("cache", backend, capacity_bytes=capacity * block, block_bytes=block, policy="lru")
     seen: list[int] = []
-
-    class Spy(ReadCache):
-        pass
-
     sampler = spec.sampler(np.random.default_rng(0), span=5000 * block, locality=Zipf(1.0, blocks=5000))
 
     class Recorded:
@@ -89,7 +85,7 @@ def test_read_cache_hits_equal_libcachesim_lru_through_a_simulation():
     assert 0 < stats_of(res, "cache")["read_hit_ratio"] < 1
 
 
-def test_write_back_buffer_absorbs_writes_and_destages_them_all():
+def test_write_back_buffer_absorbs_writes_and_destages_them():
     disk = Station("disk", Deterministic(2e-3))
     wb = WriteBackBuffer("nvram", disk, capacity_bytes=64 * 4096, high_watermark=0.5, low_watermark=0.25,
                          destage_concurrency=1, write_latency=20e-6)  # fmt: skip
@@ -98,7 +94,9 @@ def test_write_back_buffer_absorbs_writes_and_destages_them_all():
     s = stats_of(res, "nvram")
     assert s["stalled_writes"] == 0
     assert res.summary()["mean_ms"][0] == pytest.approx(0.02, rel=1e-6)  # every write acked at buffer latency
-    assert s["destaged"] >= s["writes"] - 64  # at most a buffer's worth still dirty at the end
+    # destaging starts above the high watermark (32 blocks) and runs down to the low one (16): what is
+    # left dirty at the end is at most the high watermark's worth
+    assert s["writes"] - 32 <= s["destaged"] <= s["writes"]
 
 
 def test_write_back_buffer_stalls_when_the_back_end_is_too_slow():
@@ -127,20 +125,25 @@ def test_disk_with_shortest_seek_first_beats_fifo_under_load():
     assert sstf > 1.3 * fifo  # reordering 16 commands shortens seeks substantially
 
 
-def test_mirror_and_cluster_complete_writes_on_every_copy():
-    members = [Station(f"m{i}", Exponential(1e-4)) for i in range(2)]
-    mirror = Mirror("mirror", members)
-    res = simulate(
-        mirror, [ClosedSource("w", mirror, small_writes(30), workers=2)], duration=1.0, progress=False
-    )
-    s0, s1 = stats_of(res, "m0"), stats_of(res, "m1")
-    writes = stats_of(res, "mirror")["member_ios"]
-    assert s0["completed"] + s1["completed"] == writes
+def test_mirrored_writes_complete_with_the_slowest_copy():
+    def mirror_run(read_pct: float, read_policy: str = "round-robin") -> float:
+        fast, slow = Station("fast", Deterministic(0.1e-3)), Station("slow", Deterministic(5e-3))
+        mirror = Mirror("mirror", [fast, slow], read_policy=read_policy)
+        src = ClosedSource("w", mirror, small_writes(read_pct), workers=1)
+        return simulate(mirror, [src], duration=2.0, progress=False).summary()["mean_ms"][0]
+
+    assert mirror_run(0) == pytest.approx(5.0, rel=1e-9)  # a write waits for both copies
+    assert mirror_run(100, "first") == pytest.approx(0.1, rel=1e-9)  # a read takes the first reply
+    assert mirror_run(100) == pytest.approx((0.1 + 5.0) / 2, rel=0.01)  # alternating copies
+
+
+def test_cluster_writes_every_block_to_two_nodes():
     nodes = [Station(f"n{i}", Exponential(1e-4), servers=2) for i in range(4)]
     cluster = ReplicatedCluster("vsan", nodes, replicas=2)
     src = ClosedSource("w", cluster, small_writes(0), workers=8)
     res = simulate(cluster, [src], duration=1.0, progress=False)
-    assert stats_of(res, "vsan")["node_ios"] == 2 * res.summary()["count"][0] or src.completed > 0
+    extra = stats_of(res, "vsan")["node_ios"] - 2 * res.summary()["count"][0]
+    assert 0 <= extra <= 2 * 8  # node IOs are counted at submission: those of the 8 writes in flight
 
 
 def test_path_link_and_delay_add_their_times():
@@ -247,3 +250,87 @@ def test_a_storm_phase_multiplies_the_open_loop_rate():
     assert per_window[0.0] == pytest.approx(500, rel=0.07)
     assert per_window[10.0] == pytest.approx(2000, rel=0.035)
     assert per_window[20.0] == pytest.approx(500, rel=0.07)
+
+
+def test_write_back_flush_rate_is_honoured_with_one_timer():
+    disk = Station("disk", Deterministic(1e-4))
+    wb = WriteBackBuffer("nvram", disk, capacity_bytes=256 * 4096, high_watermark=0.0, low_watermark=0.0,
+                         flush_rate=250 * 4096)  # fmt: skip
+    res = simulate(wb, [OpenSource("w", wb, small_writes(), rate=300.0)], duration=8.0, warmup=1.0, seed=6,
+                   progress=False)  # fmt: skip
+    assert stats_of(res, "disk")["throughput_iops"] == pytest.approx(250, rel=0.02)  # 250 blocks/s flushed
+    assert res.events < 8 * (300 + 250) * 3  # no pile-up of rate-limit timers
+
+
+def test_write_larger_than_the_buffer_is_refused():
+    wb = WriteBackBuffer("nvram", Station("disk", Deterministic(1e-4)), capacity_bytes=16 * 1024)
+    src = ClosedSource("big", wb, FixedSampler(size=32 * 1024, read_pct=0), workers=1)
+    with pytest.raises(ValueError, match="cannot fit in a 16384-byte buffer"):
+        simulate(wb, [src], duration=0.1, progress=False)
+
+
+def test_station_statistics_cover_the_window_even_in_overload():
+    for discipline in ("fifo", "priority"):
+        st = Station("q", Exponential(1e-3), servers=1, discipline=discipline)
+        res = simulate(st, [OpenSource("a", st, FixedSampler(), rate=2000.0)], duration=5.0, warmup=1.0,
+                       seed=2, progress=False)  # fmt: skip
+        s = stats_of(res, "q")
+        assert s["utilisation"] == pytest.approx(1.0, abs=1e-6), discipline  # busy all the time, never more
+        assert s["throughput_iops"] == pytest.approx(1000, rel=0.05), discipline
+
+
+def test_a_discipline_may_hold_jobs_back_and_name_a_wake_up_time():
+    from storagelab.kernel import Discipline
+
+    class HoldSlowUntil(Discipline):
+        """Class 'slow' may not start before t = 0.5 s; 'fast' goes first whenever it can."""
+
+        def __init__(self) -> None:
+            self.jobs: list = []
+
+        def push(self, job, now):
+            self.jobs.append(job)
+
+        def pop(self, now):
+            for i, job in enumerate(self.jobs):
+                if job[0].cls == "fast" or now >= 0.5:
+                    return self.jobs.pop(i)
+            return None
+
+        def next_eligible(self, now):
+            return 0.5
+
+        def __len__(self):
+            return len(self.jobs)
+
+    def run(duration: float) -> dict:
+        st = Station("q", Deterministic(1e-3), servers=1, discipline=HoldSlowUntil())
+        slow = ClosedSource("slow", st, FixedSampler(), workers=1)
+        fast = OpenSource("fast", st, FixedSampler(), interarrival=Deterministic(2e-3))
+        res = simulate(st, [slow, fast], duration=duration, seed=1, progress=False)
+        return {r["class"]: r for r in res.summary().iter_rows(named=True)}
+
+    held = run(0.45)  # before the release time, the idle server takes every fast IO at once
+    assert held["fast"]["mean_ms"] == pytest.approx(1.0, rel=1e-9)
+    assert held["fast"]["count"] >= 200
+    assert "slow" not in held or held["slow"]["count"] == 0
+    released = run(2.0)
+    assert released["slow"]["count"] > 500  # woken at 0.5 s, then served between the fast IOs
+
+
+def test_components_belong_to_one_run():
+    st = Station("q", Exponential(1e-3))
+    simulate(st, [OpenSource("a", st, FixedSampler(), rate=100.0)], duration=0.5, progress=False)
+    with pytest.raises(ValueError, match="already belongs to another run"):
+        simulate(st, [OpenSource("b", st, FixedSampler(), rate=100.0)], duration=0.5, progress=False)
+
+
+def test_sources_need_distinct_names_and_exponential_gaps_to_modulate():
+    st = Station("q", Exponential(1e-3))
+    with pytest.raises(ValueError, match="distinct names"):
+        simulate(st, [OpenSource("a", st, FixedSampler(), rate=1.0), OpenSource("a", st, FixedSampler(), rate=1.0)],
+                 duration=1.0, progress=False)  # fmt: skip
+    with pytest.raises(ValueError, match="rate_scale modulates Poisson arrivals"):
+        OpenSource("d", st, FixedSampler(), interarrival=Deterministic(1e-3), rate_scale=lambda t: 1.0)
+    with pytest.raises(ValueError, match="think must be >= 0"):
+        ClosedSource("c", st, FixedSampler(), think=-1.0)

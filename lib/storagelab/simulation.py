@@ -24,7 +24,7 @@ from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
 from storagelab.kernel.sources import Source
 
-#: Runs shorter than this many wall seconds (estimated) show no progress bar.
+#: The progress bar advances in this many steps of simulated time.
 PROGRESS_CHUNKS = 50
 
 
@@ -88,7 +88,6 @@ def simulate(
     warmup: float = 0.0,
     seed: int = 0,
     progress: bool = True,
-    trace: bool = False,
 ) -> SimulationResult:
     """Run ``sources`` against ``target`` for ``duration`` simulated seconds; measure after ``warmup``.
 
@@ -101,9 +100,15 @@ def simulate(
         raise ValueError(f"warmup must be in [0, duration), got {warmup} for duration {duration}")
     if not sources:
         raise ValueError("simulate needs at least one source of IOs")
+    names, classes = [s.name for s in sources], [s.cls for s in sources]
+    if len(set(names)) < len(names) or len(set(classes)) < len(classes):
+        raise ValueError(
+            f"sources need distinct names and classes (they name random streams and results); "
+            f"got names {names} and classes {classes}"
+        )
     env = simpy.Environment()
     recorder = LatencyRecorder(warmup_s=warmup, end_s=duration)
-    ctx = RunContext(env=env, streams=RandomStreams(seed), recorder=recorder, trace=trace)
+    ctx = RunContext(env=env, streams=RandomStreams(seed), recorder=recorder)
     target.bind(ctx)
     for s in sources:
         if s.target.ctx is not ctx:

@@ -140,10 +140,10 @@ class WriteBackBuffer(Component):
         self._in_flight = 0
         self._destaging = False
         self._next_flush = 0.0
+        self._flush_timer = False  # a rate-limit wake-up is pending
 
     def reset_stats(self) -> None:
         self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
-        self.stall_time = 0.0
 
     def submit(self, io: IORequest) -> Event:
         if io.is_read:
@@ -152,6 +152,9 @@ class WriteBackBuffer(Component):
                 self.read_hits += 1
                 return completion_in(self.env, self.write_latency, io)
             return self.backend.submit(io)
+        if io.size > self.capacity_bytes:
+            raise ValueError(f"write-back buffer {self.name!r}: a {io.size}-byte write cannot fit in a "
+                             f"{self.capacity_bytes}-byte buffer")  # fmt: skip
         self.writes += 1
         if self.dirty_bytes + io.size <= self.capacity_bytes and not self._waiting:
             return self._accept(io)
@@ -177,15 +180,19 @@ class WriteBackBuffer(Component):
         now = self.env._now
         while self._queue and self._in_flight < self.destage_concurrency:
             if self.flush_rate is not None and self._next_flush > now:
-                completion_in(self.env, self._next_flush - now, None).callbacks.append(
-                    lambda _e: self._kick()
-                )
+                if not self._flush_timer:
+                    self._flush_timer = True
+                    completion_in(self.env, self._next_flush - now, None).callbacks.append(self._flush_due)
                 return
             io = self._queue.popleft()
             self._in_flight += 1
             if self.flush_rate is not None:
                 self._next_flush = max(self._next_flush, now) + io.size / self.flush_rate
             self.backend.submit(io.child()).callbacks.append(self._destaged)
+
+    def _flush_due(self, _ev: Event) -> None:
+        self._flush_timer = False
+        self._kick()
 
     def _destaged(self, ev: Event) -> None:
         io: IORequest = ev._value.tag
@@ -202,7 +209,6 @@ class WriteBackBuffer(Component):
             self._destaging = False
         while self._waiting and self.dirty_bytes + self._waiting[0][0].size <= self.capacity_bytes:
             wio, wev = self._waiting.popleft()
-            self.stall_time += self.env._now - wio.submitted
             self._accept(wio).callbacks.append(lambda _e, wev=wev, wio=wio: wev.succeed(wio))
         self._kick()
 

@@ -32,7 +32,6 @@ class RunContext:
     env: simpy.Environment
     streams: RandomStreams
     recorder: LatencyRecorder | None = None
-    trace: bool = False
     components: dict[str, Component] = field(default_factory=dict)
 
 
@@ -71,7 +70,18 @@ class Component:
         return []
 
     def bind(self, ctx: RunContext) -> None:
-        """Attach to a run: environment, random stream, recorder; binds children first."""
+        """Attach to a run: environment, random stream, recorder; binds children first.
+
+        A component holds per-run state (queues, head positions, statistics), so it belongs to one run:
+        build a fresh topology for every ``simulate()`` call (a function that returns it is the usual way).
+        """
+        if self.ctx is not None:
+            if self.ctx is ctx:
+                return
+            raise ValueError(
+                f"component {self.name!r} already belongs to another run; build a fresh topology for each "
+                "simulate() call (e.g. a function that returns it)"
+            )
         if self.name in ctx.components and ctx.components[self.name] is not self:
             raise ValueError(f"two components are named {self.name!r}; component names must be unique")
         ctx.components[self.name] = self

@@ -147,7 +147,7 @@ class Elevator(_DeviceWindow):
         dist = self._distance
         window = range(min(len(q), self.depth))
         for _ in range(2):
-            ahead = [i for i in window if (dist(q[i][0].address) >= 0) == self._up]
+            ahead = [i for i in window if (d := dist(q[i][0].address)) == 0 or (d > 0) == self._up]
             if ahead:
                 best = min(ahead, key=lambda i: abs(dist(q[i][0].address)))
                 return q.pop(best)

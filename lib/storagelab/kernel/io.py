@@ -16,9 +16,9 @@ class IORequest:
     """One block IO: a read or a write of ``size`` bytes at byte ``address`` of ``volume``.
 
     ``cls`` is the workload or tenant class the IO belongs to (used by priority and QoS disciplines and
-    to split metrics). ``submitted`` is the simulation time (s) the IO entered the system; ``hops``, when
-    tracing is on, records ``(component name, time)`` as the IO passes components. ``tag`` carries
-    anything a component wants to attach (a RAID member index, a cache decision, ...).
+    to split metrics). ``submitted`` is the simulation time (s) the IO entered the system. ``hops`` is
+    reserved for per-hop timestamps (no component records them yet). ``tag`` carries anything a
+    component wants to attach; a member IO made by :meth:`child` carries its parent there.
     """
 
     is_read: bool

@@ -22,7 +22,7 @@ class RandomStreams:
     """The random number streams of one simulation run, keyed by component name."""
 
     def __init__(self, seed: int) -> None:
-        if not isinstance(seed, int | np.integer) or seed < 0:
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.seed = int(seed)
         self._streams: dict[str, np.random.Generator] = {}

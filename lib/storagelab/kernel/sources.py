@@ -76,6 +76,10 @@ class Source:
         self.ctx: RunContext | None = None
 
     def bind(self, ctx: RunContext) -> None:
+        if self.ctx is not None:
+            raise ValueError(
+                f"source {self.name!r} already belongs to a run; build fresh sources for each run"
+            )
         self.ctx, self.env = ctx, ctx.env
         self.rng = ctx.streams.stream(f"source:{self.name}")
         self.sampler = _bind_sampler(
@@ -155,10 +159,16 @@ class OpenSource(Source):
             raise ValueError(f"open source {name!r}: give exactly one of rate (IO/s) or interarrival")
         if rate is not None and not rate > 0:
             raise ValueError(f"open source {name!r}: rate must be > 0 IO/s, got {rate}")
+        if interarrival is not None and not isinstance(interarrival, ServiceDistribution):
+            raise ValueError(f"open source {name!r}: interarrival must be a distribution such as Exponential(mean), "
+                             f"got {interarrival!r}")  # fmt: skip
         self.interarrival = interarrival or Exponential(1.0 / rate)
         self.rate_scale, self.max_scale = rate_scale, max_scale
         if rate_scale is not None and not max_scale > 0:
             raise ValueError(f"open source {name!r}: max_scale must bound rate_scale(t) from above, > 0")
+        if rate_scale is not None and not isinstance(self.interarrival, Exponential):
+            raise ValueError(f"open source {name!r}: rate_scale modulates Poisson arrivals by thinning; "
+                             "use rate= or Exponential interarrival times with it")  # fmt: skip
 
     def bind(self, ctx: RunContext) -> None:
         super().bind(ctx)
@@ -202,6 +212,9 @@ class OpenSource(Source):
             self._record(io.cls, done - now, done, io.size)
 
     def reset_stats(self) -> None:
+        if getattr(self, "_timed", None) is not None:  # IOs finished before now are not the window's
+            while self._pending and self._pending[0] <= self.env._now:
+                heappop(self._pending)
         super().reset_stats()
         if getattr(self, "_timed", None) is not None:  # count only the part after now of IOs in flight
             now = self.env._now
@@ -233,6 +246,8 @@ class ClosedSource(Source):
             outstanding = int(getattr(sampler, "queue_depth", 1))
         if not isinstance(workers, int) or workers < 1 or not isinstance(outstanding, int) or outstanding < 1:
             raise ValueError(f"closed source {name!r}: workers and outstanding must be integers >= 1")
+        if not isinstance(think, ServiceDistribution) and not (isinstance(think, int | float) and think >= 0):
+            raise ValueError(f"closed source {name!r}: think must be >= 0 s or a distribution, got {think!r}")
         self.workers, self.outstanding, self.think = workers, outstanding, think
 
     def bind(self, ctx: RunContext) -> None:

@@ -22,7 +22,7 @@ class Delay(Component):
         if isinstance(delay, ServiceDistribution):
             self.delay = delay
         else:
-            if not delay >= 0:
+            if not isinstance(delay, int | float) or isinstance(delay, bool) or not delay >= 0:
                 raise ValueError(f"delay {name!r}: delay must be >= 0 s, got {delay}")
             self.delay = float(delay)
         self.reset_stats()
@@ -56,8 +56,9 @@ class Link(Component):
     """A network link: a FIFO serialization queue at ``bandwidth`` bytes/s, then ``propagation`` seconds.
 
     An IO occupies the link for ``size / bandwidth`` (plus ``per_io_overhead`` seconds of framing or
-    protocol time), in arrival order; it then arrives ``propagation`` seconds later. A WAN round trip
-    is two links (or one with propagation = RTT/2 each way).
+    protocol time), in arrival order; it then arrives ``propagation`` seconds later. For a WAN, a
+    synchronous write pays the round trip: model it as two links (there and back), each with
+    propagation RTT/2.
     """
 
     def __init__(
@@ -75,10 +76,13 @@ class Link(Component):
 
     def on_bind(self) -> None:
         self._free = [0.0]
+        self.reset_stats()
 
     def reset_stats(self) -> None:
-        self.completed = 0
-        self.busy_time = 0.0
+        """Start a measurement window now: serialization already scheduled after now still counts."""
+        now = self.env._now if self.ctx is not None else 0.0
+        self.completed = 0  # IOs accepted onto the link in the window
+        self.busy_time = max(self._free[0] - now, 0.0) if self.ctx is not None else 0.0
         self.bytes = 0
 
     def submit(self, io: IORequest) -> Event:
@@ -96,5 +100,6 @@ class Link(Component):
     def stats(self, elapsed: float) -> dict[str, float]:
         if elapsed <= 0:
             return {}
-        return {"completed": float(self.completed), "utilisation": self.busy_time / elapsed,
+        ahead = max(self._free[0] - self.env._now, 0.0)  # serialization scheduled after the window
+        return {"accepted": float(self.completed), "utilisation": (self.busy_time - ahead) / elapsed,
                 "mb_per_s": self.bytes / elapsed / 1e6}  # fmt: skip

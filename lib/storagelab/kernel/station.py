@@ -10,14 +10,18 @@ Two paths, chosen when the station is bound:
   a disk head's position): jobs wait in the discipline; service time is drawn when service starts;
   each completion frees a server and starts the next eligible job.
 
-Statistics use Little's law where they can, so the fast path stays O(1) per IO: mean number waiting =
-total waiting time / elapsed time, utilisation = busy time / (servers x elapsed time).
+Statistics cover the measurement window exactly: an IO counts as completed when its completion time
+has passed (on the fast path, completion times wait in a small heap until then), and utilisation counts
+only the service that falls inside the window. Mean number waiting follows from Little's law: total
+waiting time of completed IOs / elapsed time.
 """
 
 from __future__ import annotations
 
-from heapq import heappush, heapreplace
+from functools import partial
+from heapq import heappop, heappush, heapreplace
 
+import numpy as np
 from simpy.events import NORMAL, Event
 
 from storagelab.kernel.component import Component, completion_in
@@ -50,8 +54,7 @@ class Station(Component):
         self.servers = servers
         self.service_source = service
         self.discipline = make_discipline(discipline)
-        io_service(service, __import__("numpy").random.default_rng(0))  # validate the source type now
-        self.reset_stats()
+        io_service(service, np.random.default_rng(0))  # validate the source type now
 
     def on_bind(self) -> None:
         self._service, state_dependent = io_service(self.service_source, self.rng)
@@ -65,13 +68,42 @@ class Station(Component):
         self.fast = self.discipline.fifo and not state_dependent
         self.timed = self.fast  # completion time known at arrival: submit_timed() is valid
         self._free = [0.0] * self.servers  # fast path: when each server is next free (a heap)
+        self._inflight: list[tuple[float, float, float]] = []  # fast path: (done, wait, service) heap
+        self._ends: list[float] = []  # general path: end times of the jobs in service
         self._busy = 0  # general path: servers busy now
+        self._wake_pending = False
         self.submit = self._submit_fast if self.fast else self._submit_general
+        self.reset_stats()
+
+    def _future_work(self, now: float) -> float:
+        """Service already assigned to servers but lying after ``now`` (s).
+
+        On the fast path each server's assigned work is contiguous up to its free time; on the general
+        path it is what remains of the jobs in service.
+        """
+        ends = self._free if getattr(self, "fast", False) else getattr(self, "_ends", ())
+        return sum(e - now for e in ends if e > now)
 
     def reset_stats(self) -> None:
+        """Start a measurement window now: only service after now counts towards utilisation."""
+        now = self.env._now if self.ctx is not None else 0.0
         self.completed = 0
-        self.busy_time = 0.0
-        self.wait_time = 0.0
+        self.busy_time = self._future_work(now) if self.ctx is not None else 0.0
+        self.wait_time = 0.0  # of IOs completed in the window
+        self.service_time_done = 0.0  # of IOs completed in the window
+        if self.ctx is not None:
+            self._retire(now)
+            self.completed = 0
+            self.wait_time = self.service_time_done = 0.0
+
+    def _retire(self, now: float) -> None:
+        """Fast path: count the IOs whose completion time has passed."""
+        inflight = self._inflight
+        while inflight and inflight[0][0] <= now:
+            _, wait, service = heappop(inflight)
+            self.completed += 1
+            self.wait_time += wait
+            self.service_time_done += service
 
     # -- fast path -------------------------------------------------------------------------------
     def submit_timed(self, io: IORequest) -> float:
@@ -88,9 +120,11 @@ class Station(Component):
             start = now
         done = start + s
         heapreplace(free, done)
-        self.completed += 1
         self.busy_time += s
-        self.wait_time += start - now
+        inflight = self._inflight
+        if inflight and inflight[0][0] <= now:
+            self._retire(now)
+        heappush(inflight, (done, start - now, s))
         return done
 
     def _submit_fast(self, io: IORequest) -> Event:
@@ -101,11 +135,8 @@ class Station(Component):
     def _submit_general(self, io: IORequest) -> Event:
         env = self.env
         ev = Event(env)
-        job = [io, ev, env._now]
-        if self._busy < self.servers and not len(self.discipline):
-            self._start(job)
-        else:
-            self.discipline.push(job, env._now)
+        self.discipline.push([io, ev, env._now], env._now)
+        self._dispatch()
         return ev
 
     def _start(self, job: list) -> None:
@@ -114,28 +145,40 @@ class Station(Component):
         now = env._now
         s = self._service(io)
         self._busy += 1
-        self.completed += 1
         self.busy_time += s
-        self.wait_time += now - arrived
+        self._ends.append(now + s)
         ev._ok = True
         ev._value = io
-        ev.callbacks.insert(0, self._departed)  # free the server before the IO's own callbacks run
+        ev.callbacks.insert(0, partial(self._departed, now + s, now - arrived, s))
         heappush(env._queue, (now + s, NORMAL, next(env._eid), ev))
 
-    def _departed(self, _ev: Event) -> None:
+    def _departed(self, end: float, wait: float, service: float, _ev: Event) -> None:
         self._busy -= 1
+        self._ends.remove(end)
+        self.completed += 1
+        self.wait_time += wait
+        self.service_time_done += service
         self._dispatch()
 
     def _dispatch(self, _ev: Event | None = None) -> None:
-        disc = self.discipline
+        """Start eligible waiting jobs on free servers; if some wait but none is eligible, look again at
+        the discipline's next eligible time (one pending wake-up at a time)."""
+        if _ev is not None:
+            self._wake_pending = False
+        disc, env = self.discipline, self.env
         while self._busy < self.servers and len(disc):
-            job = disc.pop(self.env._now)
-            if job is None:  # jobs wait but none is eligible now (e.g. a QoS limit): look again later
-                wake = disc.next_eligible(self.env._now)
-                if wake is not None:
-                    completion_in(self.env, max(wake - self.env._now, 0.0), None).callbacks.append(
-                        self._dispatch
+            job = disc.pop(env._now)
+            if job is None:
+                if self._wake_pending:
+                    return
+                wake = disc.next_eligible(env._now)
+                if wake is None:
+                    raise RuntimeError(
+                        f"station {self.name!r}: discipline {type(disc).__name__} holds {len(disc)} job(s) "
+                        "back with servers idle but names no time at which one becomes eligible"
                     )
+                self._wake_pending = True
+                completion_in(env, max(wake - env._now, 0.0), None).callbacks.append(self._dispatch)
                 return
             self._start(job)
 
@@ -143,13 +186,20 @@ class Station(Component):
         raise RuntimeError(f"station {self.name!r} is not bound to a run; use storagelab simulate()")
 
     def stats(self, elapsed: float) -> dict[str, float]:
+        """Over the measurement window: IOs completed, utilisation (service inside the window over
+        servers x elapsed), mean number waiting (Little: total wait of completed IOs / elapsed), and the
+        mean wait and service of completed IOs."""
         if elapsed <= 0:
             return {}
+        now = self.env._now
+        if self.fast:
+            self._retire(now)
+        done = self.completed
         return {
-            "completed": float(self.completed),
-            "throughput_iops": self.completed / elapsed,
-            "utilisation": self.busy_time / (self.servers * elapsed),
-            "mean_waiting": self.wait_time / elapsed,  # Little: L_q = total wait / time
-            "mean_wait_ms": 1e3 * self.wait_time / self.completed if self.completed else 0.0,
-            "mean_service_ms": 1e3 * self.busy_time / self.completed if self.completed else 0.0,
+            "completed": float(done),
+            "throughput_iops": done / elapsed,
+            "utilisation": (self.busy_time - self._future_work(now)) / (self.servers * elapsed),
+            "mean_waiting": self.wait_time / elapsed,
+            "mean_wait_ms": 1e3 * self.wait_time / done if done else 0.0,
+            "mean_service_ms": 1e3 * self.service_time_done / done if done else 0.0,
         }
