@@ -65,6 +65,9 @@ class ReplicatedCluster(Component):
     def submit_timed(self, io: IORequest) -> float:
         """When every node is timed: the completion time of ``io`` (the latest of its copies)."""
         nodes = self.nodes
+        if io.is_read and self.read_policy == "primary":
+            self.node_ios += 1
+            return nodes[(io.address // self.placement_bytes) % len(nodes)].submit_timed(io)
         targets = self._targets(io)
         self.node_ios += len(targets)
         done = nodes[targets[0]].submit_timed(io)

@@ -13,7 +13,8 @@ Two paths, chosen when the station is bound:
 Statistics cover the measurement window exactly: an IO counts as completed when its completion time
 has passed (on the fast path, completion times wait in a small heap until then), and utilisation counts
 only the service that falls inside the window. Mean number waiting follows from Little's law: total
-waiting time of completed IOs / elapsed time.
+waiting time / elapsed time (waits of IOs completed in the window; on the fast path, of IOs accepted in
+it, which differ only by the few IOs in flight at the window's ends).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class Station(Component):
         self.fast = self.discipline.fifo and not state_dependent
         self.timed = self.fast  # completion time known at arrival: submit_timed() is valid
         self._free = [0.0] * self.servers  # fast path: when each server is next free (a heap)
-        self._inflight: list[tuple[float, float, float]] = []  # fast path: (done, wait, service) heap
+        self._inflight: list[float] = []  # fast path: completion times of accepted IOs (a heap)
         self._ends: list[float] = []  # general path: end times of the jobs in service
         self._busy = 0  # general path: servers busy now
         self._wake_pending = False
@@ -88,6 +89,7 @@ class Station(Component):
         """Start a measurement window now: only service after now counts towards utilisation."""
         now = self.env._now if self.ctx is not None else 0.0
         self.completed = 0
+        self.accepted = 0
         self.busy_time = self._future_work(now) if self.ctx is not None else 0.0
         self.wait_time = 0.0  # of IOs completed in the window
         self.service_time_done = 0.0  # of IOs completed in the window
@@ -99,11 +101,9 @@ class Station(Component):
     def _retire(self, now: float) -> None:
         """Fast path: count the IOs whose completion time has passed."""
         inflight = self._inflight
-        while inflight and inflight[0][0] <= now:
-            _, wait, service = heappop(inflight)
+        while inflight and inflight[0] <= now:
+            heappop(inflight)
             self.completed += 1
-            self.wait_time += wait
-            self.service_time_done += service
 
     # -- fast path -------------------------------------------------------------------------------
     def submit_timed(self, io: IORequest) -> float:
@@ -121,10 +121,13 @@ class Station(Component):
         done = start + s
         heapreplace(free, done)
         self.busy_time += s
+        self.wait_time += start - now  # fast path: waits and services of IOs accepted in the window
+        self.service_time_done += s
+        self.accepted += 1
         inflight = self._inflight
-        if inflight and inflight[0][0] <= now:
+        if inflight and inflight[0] <= now:
             self._retire(now)
-        heappush(inflight, (done, start - now, s))
+        heappush(inflight, done)
         return done
 
     def _submit_fast(self, io: IORequest) -> Event:
@@ -187,19 +190,20 @@ class Station(Component):
 
     def stats(self, elapsed: float) -> dict[str, float]:
         """Over the measurement window: IOs completed, utilisation (service inside the window over
-        servers x elapsed), mean number waiting (Little: total wait of completed IOs / elapsed), and the
-        mean wait and service of completed IOs."""
+        servers x elapsed), mean number waiting (Little: total wait / elapsed), and the mean wait and
+        service per IO (of IOs completed in the window; on the fast path, of IOs accepted in it)."""
         if elapsed <= 0:
             return {}
         now = self.env._now
         if self.fast:
             self._retire(now)
         done = self.completed
+        counted = self.accepted if self.fast else done  # IOs whose wait and service the sums hold
         return {
             "completed": float(done),
             "throughput_iops": done / elapsed,
             "utilisation": (self.busy_time - self._future_work(now)) / (self.servers * elapsed),
             "mean_waiting": self.wait_time / elapsed,
-            "mean_wait_ms": 1e3 * self.wait_time / done if done else 0.0,
-            "mean_service_ms": 1e3 * self.service_time_done / done if done else 0.0,
+            "mean_wait_ms": 1e3 * self.wait_time / counted if counted else 0.0,
+            "mean_service_ms": 1e3 * self.service_time_done / counted if counted else 0.0,
         }
