@@ -37,11 +37,14 @@ def small_writes(read_pct: float = 0.0) -> FixedSampler:
     return FixedSampler(size=4096, read_pct=read_pct, span=2**30)
 
 
-@pytest.mark.parametrize(("layout", "members", "per_write"), [
-    (raid.Raid5(5, 64 * 1024), 5, 4),
-    (raid.Raid6(6, 64 * 1024), 6, 6),
-    (raid.Raid10(2, 64 * 1024), 4, 2),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("layout", "members", "per_write"),
+    [
+        (raid.Raid5(5, 64 * 1024), 5, 4),
+        (raid.Raid6(6, 64 * 1024), 6, 6),
+        (raid.Raid10(2, 64 * 1024), 4, 2),
+    ],
+)
 def test_raid_small_write_amplification_is_counted_exactly(layout, members, per_write):
     disks = [Station(f"d{i}", Exponential(1e-4)) for i in range(members)]
     array = RaidSet("array", layout, disks)
@@ -57,8 +60,9 @@ def test_raid_small_write_amplification_is_counted_exactly(layout, members, per_
 def test_read_cache_hits_equal_libcachesim_lru_through_a_simulation():
     lcs = pytest.importorskip("libcachesim")
     block, capacity = 4096, 500
-    spec = AccessSpec(name="zipf reads", sizes=[{"size": "4K", "pct": 100}], read_pct=100, random_pct=100,
-                      align=4096)  # fmt: skip
+    spec = AccessSpec(
+        name="zipf reads", sizes=[{"size": "4K", "pct": 100}], read_pct=100, random_pct=100, align=4096
+    )
     from storagelab.workloads import Zipf
 
     backend = Station("disk", Deterministic(1e-4))
@@ -87,8 +91,15 @@ def test_read_cache_hits_equal_libcachesim_lru_through_a_simulation():
 
 def test_write_back_buffer_absorbs_writes_and_destages_them():
     disk = Station("disk", Deterministic(2e-3))
-    wb = WriteBackBuffer("nvram", disk, capacity_bytes=64 * 4096, high_watermark=0.5, low_watermark=0.25,
-                         destage_concurrency=1, write_latency=20e-6)  # fmt: skip
+    wb = WriteBackBuffer(
+        "nvram",
+        disk,
+        capacity_bytes=64 * 4096,
+        high_watermark=0.5,
+        low_watermark=0.25,
+        destage_concurrency=1,
+        write_latency=20e-6,
+    )
     src = OpenSource("burst", wb, small_writes(), rate=300.0)  # below the disk's 500 writes/s
     res = simulate(wb, [src], duration=5.0, seed=2, progress=False)
     s = stats_of(res, "nvram")
@@ -149,8 +160,9 @@ def test_cluster_writes_every_block_to_two_nodes():
 def test_path_link_and_delay_add_their_times():
     link = Link("8G FC", bandwidth=800e6, propagation=5e-6)
     path = Path("host path", [link, Delay("switch", 10e-6), Station("ctrl", Deterministic(100e-6))])
-    res = simulate(path, [ClosedSource("one", path, FixedSampler(size=8000), workers=1)], duration=0.5,
-                   progress=False)  # fmt: skip
+    res = simulate(
+        path, [ClosedSource("one", path, FixedSampler(size=8000), workers=1)], duration=0.5, progress=False
+    )
     # QD1, no contention: 8000/800e6 s serialization + 5 us + 10 us + 100 us
     assert res.summary()["mean_ms"][0] == pytest.approx(1e3 * (10e-6 + 5e-6 + 10e-6 + 100e-6), rel=1e-3)
 
@@ -158,21 +170,30 @@ def test_path_link_and_delay_add_their_times():
 # --- bad inputs are refused with the parameter and what is allowed ---
 
 
-@pytest.mark.parametrize(("build", "message"), [
-    (lambda: Station("s", Exponential(1e-3), servers=0), "servers must be an integer >= 1"),
-    (lambda: Station("s", Exponential(1e-3), discipline="lottery"), "unknown queue discipline 'lottery'"),
-    (lambda: Station("s", "fast"), "service must be a ServiceDistribution"),
-    (lambda: Exponential(-1.0), "mean service time must be > 0"),
-    (lambda: Link("l", bandwidth=0), "bandwidth must be > 0"),
-    (lambda: Delay("d", -1e-3), "delay must be >= 0"),
-    (lambda: Mirror("m", [Station("a", Exponential(1e-3))]), "needs at least 2 members"),
-    (lambda: FixedSampler(size=-4096), "size > 0"),
-    (lambda: IORequest(True, -1).validate(), "IO size must be > 0"),
-    (lambda: AccessSpec(name="x", sizes=[{"size": "4K", "pct": 60}], read_pct=50, random_pct=100),
-     "sum to 100"),
-    (lambda: RaidSet("r", raid.Raid5(5, 65536), [Station(f"d{i}", Exponential(1e-3)) for i in range(4)]),
-     "layout has 5 members but 4"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Station("s", Exponential(1e-3), servers=0), "servers must be an integer >= 1"),
+        (lambda: Station("s", Exponential(1e-3), discipline="lottery"), "unknown queue discipline 'lottery'"),
+        (lambda: Station("s", "fast"), "service must be a ServiceDistribution"),
+        (lambda: Exponential(-1.0), "mean service time must be > 0"),
+        (lambda: Link("l", bandwidth=0), "bandwidth must be > 0"),
+        (lambda: Delay("d", -1e-3), "delay must be >= 0"),
+        (lambda: Mirror("m", [Station("a", Exponential(1e-3))]), "needs at least 2 members"),
+        (lambda: FixedSampler(size=-4096), "size > 0"),
+        (lambda: IORequest(True, -1).validate(), "IO size must be > 0"),
+        (
+            lambda: AccessSpec(name="x", sizes=[{"size": "4K", "pct": 60}], read_pct=50, random_pct=100),
+            "sum to 100",
+        ),
+        (
+            lambda: RaidSet(
+                "r", raid.Raid5(5, 65536), [Station(f"d{i}", Exponential(1e-3)) for i in range(4)]
+            ),
+            "layout has 5 members but 4",
+        ),
+    ],
+)
 def test_bad_inputs_are_refused(build, message):
     with pytest.raises((ValueError, TypeError), match=message):
         build()
@@ -201,8 +222,10 @@ def test_same_seed_same_result_in_another_process():
         "r=simulate(st,[OpenSource('a',st,FixedSampler(),rate=1500)],duration=5,seed=42,progress=False);"
         "print(repr(r.summary()['mean_ms'][0]), r.summary()['count'][0])"
     )
-    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-            for _ in range(2)}  # fmt: skip
+    runs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    }
     st = Station("q", Exponential(1e-3), servers=2)
     here = simulate(st, [OpenSource("a", st, FixedSampler(), rate=1500)], duration=5, seed=42, progress=False)
     assert runs == {f"{here.summary()['mean_ms'][0]!r} {here.summary()['count'][0]}\n"}
@@ -228,8 +251,10 @@ def test_littles_law_holds_in_component_scenarios():
     drives = [Station(f"hdd{i}", devices.preset("15K FC/SAS"), discipline="sstf") for i in range(4)]
     array = RaidSet("r10", raid.Raid10(2, 64 * 1024), drives)
     cache = ReadCache("cache", array, capacity_bytes=64 * 2**20, block_bytes=64 * 1024)
-    sources = [ClosedSource("oltp", cache, FixedSampler(size=8192, read_pct=70, span=2**30), workers=8),
-               OpenSource("web", cache, FixedSampler(size=4096, span=2**30), rate=200.0)]  # fmt: skip
+    sources = [
+        ClosedSource("oltp", cache, FixedSampler(size=8192, read_pct=70, span=2**30), workers=8),
+        OpenSource("web", cache, FixedSampler(size=4096, span=2**30), rate=200.0),
+    ]
     res = simulate(cache, sources, duration=20.0, warmup=2.0, seed=5, progress=False)
     for row in res.littles_law().iter_rows(named=True):
         # edge effects: at most ~10 IOs in flight at either end of an 18 s window with >3,000 completions
@@ -241,8 +266,9 @@ def test_a_storm_phase_multiplies_the_open_loop_rate():
 
     schedule = PhaseSchedule([steady(30.0)]).with_storm(start_s=10.0, duration_s=10.0, multiplier=4.0)
     st = Station("q", Exponential(1e-4), servers=4)
-    src = OpenSource("vdi", st, FixedSampler(), rate=500.0, rate_scale=schedule.rate_scale_at,
-                     max_scale=schedule.max_scale)  # fmt: skip
+    src = OpenSource(
+        "vdi", st, FixedSampler(), rate=500.0, rate_scale=schedule.rate_scale_at, max_scale=schedule.max_scale
+    )
     res = simulate(st, [src], duration=30.0, seed=11, progress=False)
     rates = res.rates(10.0)
     per_window = dict(zip(rates["start_s"], rates["iops"], strict=True))
@@ -254,10 +280,17 @@ def test_a_storm_phase_multiplies_the_open_loop_rate():
 
 def test_write_back_flush_rate_is_honoured_with_one_timer():
     disk = Station("disk", Deterministic(1e-4))
-    wb = WriteBackBuffer("nvram", disk, capacity_bytes=256 * 4096, high_watermark=0.0, low_watermark=0.0,
-                         flush_rate=250 * 4096)  # fmt: skip
-    res = simulate(wb, [OpenSource("w", wb, small_writes(), rate=300.0)], duration=8.0, warmup=1.0, seed=6,
-                   progress=False)  # fmt: skip
+    wb = WriteBackBuffer(
+        "nvram", disk, capacity_bytes=256 * 4096, high_watermark=0.0, low_watermark=0.0, flush_rate=250 * 4096
+    )
+    res = simulate(
+        wb,
+        [OpenSource("w", wb, small_writes(), rate=300.0)],
+        duration=8.0,
+        warmup=1.0,
+        seed=6,
+        progress=False,
+    )
     assert stats_of(res, "disk")["throughput_iops"] == pytest.approx(250, rel=0.02)  # 250 blocks/s flushed
     assert res.events < 8 * (300 + 250) * 3  # no pile-up of rate-limit timers
 
@@ -272,8 +305,14 @@ def test_write_larger_than_the_buffer_is_refused():
 def test_station_statistics_cover_the_window_even_in_overload():
     for discipline in ("fifo", "priority"):
         st = Station("q", Exponential(1e-3), servers=1, discipline=discipline)
-        res = simulate(st, [OpenSource("a", st, FixedSampler(), rate=2000.0)], duration=5.0, warmup=1.0,
-                       seed=2, progress=False)  # fmt: skip
+        res = simulate(
+            st,
+            [OpenSource("a", st, FixedSampler(), rate=2000.0)],
+            duration=5.0,
+            warmup=1.0,
+            seed=2,
+            progress=False,
+        )
         s = stats_of(res, "q")
         assert s["utilisation"] == pytest.approx(1.0, abs=1e-6), discipline  # busy all the time, never more
         assert s["throughput_iops"] == pytest.approx(1000, rel=0.05), discipline
@@ -328,9 +367,28 @@ def test_components_belong_to_one_run():
 def test_sources_need_distinct_names_and_exponential_gaps_to_modulate():
     st = Station("q", Exponential(1e-3))
     with pytest.raises(ValueError, match="distinct names"):
-        simulate(st, [OpenSource("a", st, FixedSampler(), rate=1.0), OpenSource("a", st, FixedSampler(), rate=1.0)],
-                 duration=1.0, progress=False)  # fmt: skip
+        simulate(
+            st,
+            [OpenSource("a", st, FixedSampler(), rate=1.0), OpenSource("a", st, FixedSampler(), rate=1.0)],
+            duration=1.0,
+            progress=False,
+        )
     with pytest.raises(ValueError, match="rate_scale modulates Poisson arrivals"):
         OpenSource("d", st, FixedSampler(), interarrival=Deterministic(1e-3), rate_scale=lambda t: 1.0)
     with pytest.raises(ValueError, match="think must be >= 0"):
         ClosedSource("c", st, FixedSampler(), think=-1.0)
+
+
+def test_cluster_event_path_equals_its_timed_path():
+    """Nodes on the general path (a priority queue with one class serves FIFO) give the same run as
+    nodes on the fast path, where the cluster computes completion times at arrival."""
+
+    def run(discipline: str):
+        nodes = [Station(f"n{i}", Exponential(2e-4), servers=2, discipline=discipline) for i in range(4)]
+        cluster = ReplicatedCluster("vsan", nodes, replicas=2)
+        src = ClosedSource("w", cluster, small_writes(70), workers=16)
+        return simulate(cluster, [src], duration=2.0, warmup=0.2, seed=8, progress=False), cluster
+
+    (timed, c1), (events, c2) = run("fifo"), run("priority")
+    assert c1.timed and not c2.timed
+    assert timed.summary().equals(events.summary())

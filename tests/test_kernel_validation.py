@@ -92,8 +92,10 @@ def test_two_priority_classes_match_cobham():
         st = Station(
             "q", Exponential(mean_s), servers=1, discipline=PriorityByClass({"gold": 0, "bronze": 1})
         )
-        return st, [OpenSource("gold", st, FixedSampler(), rate=lam_hi),
-                    OpenSource("bronze", st, FixedSampler(), rate=lam_lo)]  # fmt: skip
+        return st, [
+            OpenSource("gold", st, FixedSampler(), rate=lam_hi),
+            OpenSource("bronze", st, FixedSampler(), rate=lam_lo),
+        ]
 
     waits = theory.cobham_priority_waits([lam_hi, lam_lo], [mean_s, mean_s], [2 * mean_s**2, 2 * mean_s**2])
     for cls, wait in zip(("gold", "bronze"), waits, strict=True):
@@ -150,11 +152,13 @@ def test_tandem_with_non_exponential_service_matches_ciw():
     sigma1 = np.sqrt(np.log1p(s1.scv))
     network = ciw.create_network(
         arrival_distributions=[ciw.dists.Exponential(lam), None],
-        service_distributions=[ciw.dists.Lognormal(np.log(s1.mean) - sigma1**2 / 2, sigma1),
-                               ciw.dists.Gamma(1 / s2.scv, s2.mean * s2.scv)],
+        service_distributions=[
+            ciw.dists.Lognormal(np.log(s1.mean) - sigma1**2 / 2, sigma1),
+            ciw.dists.Gamma(1 / s2.scv, s2.mean * s2.scv),
+        ],
         routing=[[0.0, 1.0], [0.0, 0.0]],
         number_of_servers=[1, 1],
-    )  # fmt: skip
+    )
     theirs = []
     for seed in range(reps):
         ciw.seed(seed)

@@ -8,8 +8,8 @@ medians, as this is wall-clock time):
   shortcuts, and without them), Ciw, and SimPy with one process per customer and ``simpy.Resource``
   (the textbook way). Each prints its mean response time beside Erlang C's.
 - ``closed``: 64 QD1 workers, 4 KB 70/30 random, over a 4-node cluster that keeps every block on two
-  nodes (writes to both, complete when both have; reads from one); storagelab only, with exact MVA
-  unavailable (fork/join is not product form) — so no analytic column.
+  nodes (writes to both, complete when both have; reads from one); storagelab only. Fork/join breaks
+  product form, so exact MVA does not apply and there is no analytic column.
 """
 
 from __future__ import annotations
@@ -87,8 +87,14 @@ def run_ciw_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
     wall = time.perf_counter() - t
     recs = sim.get_all_records()
     resp = [r.exit_date - r.arrival_date for r in recs if r.arrival_date >= warmup]
-    return BenchRow("ciw", "M/M/4 rho=0.9", len(recs), wall, 1e3 * statistics.fmean(resp),
-                    1e3 * theory.mmc_mean_response(lam, mu, SERVERS))  # fmt: skip
+    return BenchRow(
+        "ciw",
+        "M/M/4 rho=0.9",
+        len(recs),
+        wall,
+        1e3 * statistics.fmean(resp),
+        1e3 * theory.mmc_mean_response(lam, mu, SERVERS),
+    )
 
 
 def run_simpy_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
@@ -118,11 +124,17 @@ def run_simpy_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
     t = time.perf_counter()
     env.run(until=horizon)
     wall = time.perf_counter() - t
-    return BenchRow("simpy (process per IO)", "M/M/4 rho=0.9", done[0], wall, 1e3 * statistics.fmean(responses),
-                    1e3 * theory.mmc_mean_response(lam, mu, SERVERS))  # fmt: skip
+    return BenchRow(
+        "simpy (process per IO)",
+        "M/M/4 rho=0.9",
+        done[0],
+        wall,
+        1e3 * statistics.fmean(responses),
+        1e3 * theory.mmc_mean_response(lam, mu, SERVERS),
+    )
 
 
-def closed_cluster_model(seed_sampler: bool = True) -> tuple[ReplicatedCluster, ClosedSource]:
+def closed_cluster_model() -> tuple[ReplicatedCluster, ClosedSource]:
     """64 QD1 workers, 4 KB 70/30 random, 4 nodes, every block on two nodes."""
     nodes = [Station(f"node{i}", Exponential(0.4e-3), servers=4) for i in range(4)]
     cluster = ReplicatedCluster("cluster", nodes, replicas=2)
@@ -136,8 +148,9 @@ def run_storagelab_closed(horizon: float, warmup: float, seed: int) -> BenchRow:
     res = simulate(cluster, [src], duration=horizon, warmup=warmup, seed=seed, progress=False)
     wall = time.perf_counter() - t
     row = res.summary().row(0, named=True)
-    return BenchRow("storagelab", "closed 64xQD1, 4 nodes, 2 copies", src.issued_total, wall,
-                    row["mean_ms"], None)  # fmt: skip
+    return BenchRow(
+        "storagelab", "closed 64xQD1, 4 nodes, 2 copies", src.issued_total, wall, row["mean_ms"], None
+    )
 
 
 def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.DataFrame:
@@ -157,13 +170,22 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
         results = [fn(horizon, warmup, seed + r) for r in range(repeats)]
         wall = statistics.median(r.wall_seconds for r in results)
         first = results[0]
-        rows.append({
-            "model": first.model, "scenario": first.scenario, "simulated_ios": first.simulated_ios,
-            "wall_seconds": wall, "ios_per_second": first.simulated_ios / wall,
-            "mean_response_ms": statistics.fmean(r.mean_response_ms for r in results),
-            "analytic_mean_ms": first.analytic_mean_ms, "repeats": repeats,
-        })  # fmt: skip
+        rows.append(
+            {
+                "model": first.model,
+                "scenario": first.scenario,
+                "simulated_ios": first.simulated_ios,
+                "wall_seconds": wall,
+                "ios_per_second": first.simulated_ios / wall,
+                "mean_response_ms": statistics.fmean(r.mean_response_ms for r in results),
+                "analytic_mean_ms": first.analytic_mean_ms,
+                "repeats": repeats,
+            }
+        )
     df = pl.DataFrame(rows)
     ciw_rate = df.filter(pl.col("model") == "ciw")["ios_per_second"][0]
-    return df.with_columns(ratio_to_ciw=pl.when(pl.col("scenario").str.starts_with("M/M/4"))
-                           .then(pl.col("ios_per_second") / ciw_rate))  # fmt: skip
+    return df.with_columns(
+        ratio_to_ciw=pl.when(pl.col("scenario").str.starts_with("M/M/4")).then(
+            pl.col("ios_per_second") / ciw_rate
+        )
+    )

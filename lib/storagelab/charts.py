@@ -200,8 +200,9 @@ def estimate_vs_reference(
     data = chart_data(df.select(label, estimate, low, high, reference))
     y = alt.Y(f"{label}:N", sort=None, title=None)
     base = alt.Chart(data)
-    interval = base.mark_rule(strokeWidth=2).encode(y=y, x=alt.X(f"{low}:Q", title=x_title, scale=alt.Scale(zero=False)),
-                                                     x2=f"{high}:Q")  # fmt: skip
+    interval = base.mark_rule(strokeWidth=2).encode(
+        y=y, x=alt.X(f"{low}:Q", title=x_title, scale=alt.Scale(zero=False)), x2=f"{high}:Q"
+    )
     point = base.mark_point(filled=True, size=60).encode(
         y=y, x=f"{estimate}:Q", tooltip=[label, estimate, low, high]
     )

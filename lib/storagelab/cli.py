@@ -128,8 +128,15 @@ def bench(
     from storagelab.benchmark import bench as run_bench
 
     table = run_bench(quick=quick, seed=seed, repeats=repeats)
-    with pl.Config(tbl_rows=20, tbl_cols=-1, tbl_width_chars=250, tbl_hide_dataframe_shape=True,
-                   float_precision=3, tbl_hide_column_data_types=True, fmt_str_lengths=70):  # fmt: skip
+    with pl.Config(
+        tbl_rows=20,
+        tbl_cols=-1,
+        tbl_width_chars=250,
+        tbl_hide_dataframe_shape=True,
+        float_precision=3,
+        tbl_hide_column_data_types=True,
+        fmt_str_lengths=70,
+    ):
         typer.echo(table)
     if out is not None:
         table.write_csv(out)

@@ -141,8 +141,16 @@ def simulate(
         row = summary.filter(pl.col("class") == s.cls)
         mean_ms = row["mean_ms"][0] if row.height else float("nan")
         lam = ll["completed"] / ll["elapsed"] if ll["elapsed"] > 0 else float("nan")
-        src_rows.append({"source": s.name, "class": s.cls, "L_time_average": ll["mean_in_system"],
-                         "lambda_per_s": lam, "W_ms": mean_ms, "lambda_W": lam * mean_ms / 1e3})  # fmt: skip
+        src_rows.append(
+            {
+                "source": s.name,
+                "class": s.cls,
+                "L_time_average": ll["mean_in_system"],
+                "lambda_per_s": lam,
+                "W_ms": mean_ms,
+                "lambda_W": lam * mean_ms / 1e3,
+            }
+        )
     return SimulationResult(
         seed=seed,
         duration=duration,

@@ -43,16 +43,28 @@ def queueing_scenarios() -> list[Scenario]:
             st = Station("q", Exponential(1 / mu), servers=servers)
             return st, [OpenSource("arrivals", st, FixedSampler(), rate=lam)]
 
-        out.append(Scenario(f"M/M/{servers}, rho={rho}", "Erlang C", build,
-                            1e3 * theory.mmc_mean_response(lam, mu, servers)))  # fmt: skip
+        out.append(
+            Scenario(
+                f"M/M/{servers}, rho={rho}",
+                "Erlang C",
+                build,
+                1e3 * theory.mmc_mean_response(lam, mu, servers),
+            )
+        )
     for name, service in (("M/D/1", Deterministic(1e-3)), ("M/G/1 gamma scv=2", Gamma(1e-3, 2.0))):
 
         def build(service=service):
             st = Station("q", service, servers=1)
             return st, [OpenSource("arrivals", st, FixedSampler(), rate=700.0)]
 
-        out.append(Scenario(f"{name}, rho=0.7", "Pollaczek-Khinchine", build,
-                            1e3 * theory.mg1_mean_response(700.0, service.mean, service.scv)))  # fmt: skip
+        out.append(
+            Scenario(
+                f"{name}, rho=0.7",
+                "Pollaczek-Khinchine",
+                build,
+                1e3 * theory.mg1_mean_response(700.0, service.mean, service.scv),
+            )
+        )
     mean_s, rates = 1e-3, {"gold": 300.0, "bronze": 450.0}
 
     def build_priority():
@@ -63,13 +75,23 @@ def queueing_scenarios() -> list[Scenario]:
 
     waits = theory.cobham_priority_waits(list(rates.values()), [mean_s] * 2, [2 * mean_s**2] * 2)
     for (cls, _), w in zip(rates.items(), waits, strict=True):
-        out.append(Scenario(f"priority M/M/1, rho=0.75, class {cls}", "Cobham", build_priority,
-                            1e3 * (w + mean_s), cls))  # fmt: skip
+        out.append(
+            Scenario(
+                f"priority M/M/1, rho=0.75, class {cls}", "Cobham", build_priority, 1e3 * (w + mean_s), cls
+            )
+        )
     return out
 
 
-def replicate(build: Callable[[], tuple], metric: Callable[[SimulationResult], float], *, replications: int,
-              duration: float, warmup: float, seed: int) -> np.ndarray:  # fmt: skip
+def replicate(
+    build: Callable[[], tuple],
+    metric: Callable[[SimulationResult], float],
+    *,
+    replications: int,
+    duration: float,
+    warmup: float,
+    seed: int,
+) -> np.ndarray:
     """``metric`` of ``replications`` independent runs (seeds ``seed``, ``seed+1``, ...)."""
     values = []
     for r in range(replications):
@@ -92,23 +114,47 @@ def _mean_ms(cls: str | None) -> Callable[[SimulationResult], float]:
     return metric
 
 
-def validate_queueing(*, replications: int = 5, duration: float = 10.0, warmup: float = 1.0, seed: int = 1,
-                      confidence: float = 0.95) -> pl.DataFrame:  # fmt: skip
+def validate_queueing(
+    *,
+    replications: int = 5,
+    duration: float = 10.0,
+    warmup: float = 1.0,
+    seed: int = 1,
+    confidence: float = 0.95,
+) -> pl.DataFrame:
     """Simulated mean response (CI over replications) beside theory, one row per scenario."""
     rows = []
     for sc in queueing_scenarios():
-        vals = replicate(sc.build, _mean_ms(sc.cls), replications=replications, duration=duration,
-                         warmup=warmup, seed=seed)  # fmt: skip
+        vals = replicate(
+            sc.build, _mean_ms(sc.cls), replications=replications, duration=duration, warmup=warmup, seed=seed
+        )
         mean, lo, hi = _ci(vals, confidence)
-        rows.append({"scenario": sc.name, "theory": sc.theory, "analytic_ms": sc.analytic_ms,
-                     "simulated_ms": mean, "ci_low_ms": lo, "ci_high_ms": hi,
-                     "relative_error": mean / sc.analytic_ms - 1, "analytic_in_ci": lo <= sc.analytic_ms <= hi})  # fmt: skip
+        rows.append(
+            {
+                "scenario": sc.name,
+                "theory": sc.theory,
+                "analytic_ms": sc.analytic_ms,
+                "simulated_ms": mean,
+                "ci_low_ms": lo,
+                "ci_high_ms": hi,
+                "relative_error": mean / sc.analytic_ms - 1,
+                "analytic_in_ci": lo <= sc.analytic_ms <= hi,
+            }
+        )
     return pl.DataFrame(rows)
 
 
-def validate_mva(populations: Sequence[int] = (1, 2, 4, 8, 16, 32), *, demands: Sequence[float] = (0.5e-3, 0.3e-3, 0.2e-3),
-                 think: float = 1e-3, replications: int = 5, duration: float = 10.0, warmup: float = 1.0,
-                 seed: int = 1, confidence: float = 0.95) -> pl.DataFrame:  # fmt: skip
+def validate_mva(
+    populations: Sequence[int] = (1, 2, 4, 8, 16, 32),
+    *,
+    demands: Sequence[float] = (0.5e-3, 0.3e-3, 0.2e-3),
+    think: float = 1e-3,
+    replications: int = 5,
+    duration: float = 10.0,
+    warmup: float = 1.0,
+    seed: int = 1,
+    confidence: float = 0.95,
+) -> pl.DataFrame:
     """N QD1 workers over three queueing stations in series plus a think time, against exact MVA."""
     exact = theory.mva_closed(max(populations), list(demands), delay=think)
     rows = []
@@ -119,17 +165,38 @@ def validate_mva(populations: Sequence[int] = (1, 2, 4, 8, 16, 32), *, demands: 
             path = Path("path", stations)
             return path, [ClosedSource("workers", path, FixedSampler(), workers=n, think=Exponential(think))]
 
-        vals = replicate(build, lambda r: float(r.summary()["iops"][0]), replications=replications,
-                         duration=duration, warmup=warmup, seed=seed)  # fmt: skip
+        vals = replicate(
+            build,
+            lambda r: float(r.summary()["iops"][0]),
+            replications=replications,
+            duration=duration,
+            warmup=warmup,
+            seed=seed,
+        )
         mean, lo, hi = _ci(vals, confidence)
         x = float(exact.throughput[n - 1])
-        rows.append({"workers": n, "mva_iops": x, "simulated_iops": mean, "ci_low": lo, "ci_high": hi,
-                     "relative_error": mean / x - 1, "mva_in_ci": lo <= x <= hi})  # fmt: skip
+        rows.append(
+            {
+                "workers": n,
+                "mva_iops": x,
+                "simulated_iops": mean,
+                "ci_low": lo,
+                "ci_high": hi,
+                "relative_error": mean / x - 1,
+                "mva_in_ci": lo <= x <= hi,
+            }
+        )
     return pl.DataFrame(rows)
 
 
-def validate_caches(sizes: Sequence[int] = (100, 1000), *, requests: int = 100_000, keys: int = 10_000,
-                    alpha: float = 1.0, seed: int = 1) -> pl.DataFrame:  # fmt: skip
+def validate_caches(
+    sizes: Sequence[int] = (100, 1000),
+    *,
+    requests: int = 100_000,
+    keys: int = 10_000,
+    alpha: float = 1.0,
+    seed: int = 1,
+) -> pl.DataFrame:
     """Hit ratios of storagelab's policies and libCacheSim's on one Zipf request sequence."""
     import libcachesim as lcs
 
@@ -138,12 +205,22 @@ def validate_caches(sizes: Sequence[int] = (100, 1000), *, requests: int = 100_0
     p = ranks**-alpha
     seq = rng.choice(keys, size=requests, p=p / p.sum()).tolist()
     rows = []
-    for policy, ours_cls, ref_cls in (("LRU", cache_policies.LRU, lcs.LRU), ("S3-FIFO", cache_policies.S3FIFO, lcs.S3FIFO),
-                                      ("ARC", cache_policies.ARC, lcs.ARC)):  # fmt: skip
+    for policy, ours_cls, ref_cls in (
+        ("LRU", cache_policies.LRU, lcs.LRU),
+        ("S3-FIFO", cache_policies.S3FIFO, lcs.S3FIFO),
+        ("ARC", cache_policies.ARC, lcs.ARC),
+    ):
         for size in sizes:
             ours, ref = ours_cls(size), ref_cls(cache_size=size)
             ours_hits = sum(ours.access(k) for k in seq)
             ref_hits = sum(bool(ref.get(lcs.Request(obj_id=k, obj_size=1))) for k in seq)
-            rows.append({"policy": policy, "cache_blocks": size, "storagelab_hit_ratio": ours_hits / requests,
-                         "libcachesim_hit_ratio": ref_hits / requests, "equal": ours_hits == ref_hits})  # fmt: skip
+            rows.append(
+                {
+                    "policy": policy,
+                    "cache_blocks": size,
+                    "storagelab_hit_ratio": ours_hits / requests,
+                    "libcachesim_hit_ratio": ref_hits / requests,
+                    "equal": ours_hits == ref_hits,
+                }
+            )
     return pl.DataFrame(rows)

@@ -42,9 +42,17 @@ class ReadCache(Component):
 
     WRITE_POLICIES = ("invalidate", "update", "around")
 
-    def __init__(self, name: str, backend: Component, capacity_bytes: int, block_bytes: int = 4096,
-                 policy: str = "lru", hit_latency: float = 50e-6, hit_bandwidth: float = 2e9,
-                 write_policy: str = "invalidate") -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        backend: Component,
+        capacity_bytes: int,
+        block_bytes: int = 4096,
+        policy: str = "lru",
+        hit_latency: float = 50e-6,
+        hit_bandwidth: float = 2e9,
+        write_policy: str = "invalidate",
+    ) -> None:
         super().__init__(name)
         if block_bytes <= 0 or capacity_bytes < block_bytes:
             raise ValueError(f"read cache {name!r}: need block_bytes > 0 and capacity_bytes >= block_bytes")
@@ -94,9 +102,12 @@ class ReadCache(Component):
     def stats(self, elapsed: float) -> dict[str, float]:
         reads = self.read_hits + self.read_misses
         hits, misses = self.policy.hits - self._base[0], self.policy.misses - self._base[1]
-        return {"read_ios": float(reads), "read_hit_ratio": self.read_hits / reads if reads else 0.0,
-                "block_hit_ratio": hits / (hits + misses) if hits + misses else 0.0,
-                "writes": float(self.writes)}  # fmt: skip
+        return {
+            "read_ios": float(reads),
+            "read_hit_ratio": self.read_hits / reads if reads else 0.0,
+            "block_hit_ratio": hits / (hits + misses) if hits + misses else 0.0,
+            "writes": float(self.writes),
+        }
 
 
 class WriteBackBuffer(Component):
@@ -110,15 +121,26 @@ class WriteBackBuffer(Component):
     buffer are served at ``write_latency``; other reads pass to the back end.
     """
 
-    def __init__(self, name: str, backend: Component, capacity_bytes: int, block_bytes: int = 4096,
-                 write_latency: float = 20e-6, high_watermark: float = 0.5, low_watermark: float = 0.25,
-                 destage_concurrency: int = 8, flush_rate: float | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        backend: Component,
+        capacity_bytes: int,
+        block_bytes: int = 4096,
+        write_latency: float = 20e-6,
+        high_watermark: float = 0.5,
+        low_watermark: float = 0.25,
+        destage_concurrency: int = 8,
+        flush_rate: float | None = None,
+    ) -> None:
         super().__init__(name)
         if capacity_bytes <= 0 or block_bytes <= 0:
             raise ValueError(f"write-back buffer {name!r}: capacity_bytes and block_bytes must be > 0")
         if not 0 <= low_watermark <= high_watermark <= 1:
-            raise ValueError(f"write-back buffer {name!r}: need 0 <= low_watermark <= high_watermark <= 1, "
-                             f"got {low_watermark}, {high_watermark}")  # fmt: skip
+            raise ValueError(
+                f"write-back buffer {name!r}: need 0 <= low_watermark <= high_watermark <= 1, "
+                f"got {low_watermark}, {high_watermark}"
+            )
         if not isinstance(destage_concurrency, int) or destage_concurrency < 1:
             raise ValueError(f"write-back buffer {name!r}: destage_concurrency must be an integer >= 1")
         if flush_rate is not None and not flush_rate > 0:
@@ -153,8 +175,10 @@ class WriteBackBuffer(Component):
                 return completion_in(self.env, self.write_latency, io)
             return self.backend.submit(io)
         if io.size > self.capacity_bytes:
-            raise ValueError(f"write-back buffer {self.name!r}: a {io.size}-byte write cannot fit in a "
-                             f"{self.capacity_bytes}-byte buffer")  # fmt: skip
+            raise ValueError(
+                f"write-back buffer {self.name!r}: a {io.size}-byte write cannot fit in a "
+                f"{self.capacity_bytes}-byte buffer"
+            )
         self.writes += 1
         if self.dirty_bytes + io.size <= self.capacity_bytes and not self._waiting:
             return self._accept(io)
@@ -213,9 +237,13 @@ class WriteBackBuffer(Component):
         self._kick()
 
     def stats(self, elapsed: float) -> dict[str, float]:
-        return {"writes": float(self.writes), "destaged": float(self.destaged), "stalled_writes": float(self.stalled),
-                "read_hit_ratio": self.read_hits / self.reads if self.reads else 0.0,
-                "dirty_fraction": self.dirty_bytes / self.capacity_bytes}  # fmt: skip
+        return {
+            "writes": float(self.writes),
+            "destaged": float(self.destaged),
+            "stalled_writes": float(self.stalled),
+            "read_hit_ratio": self.read_hits / self.reads if self.reads else 0.0,
+            "dirty_fraction": self.dirty_bytes / self.capacity_bytes,
+        }
 
 
 __all__ = ["ReadCache", "WriteBackBuffer", "make_policy"]

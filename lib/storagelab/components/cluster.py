@@ -23,8 +23,14 @@ class ReplicatedCluster(Component):
     ``read_policy="round-robin"``); writes go to every copy and complete when all have.
     """
 
-    def __init__(self, name: str, nodes: Sequence[Component], replicas: int = 2,
-                 placement_bytes: int = 1 << 20, read_policy: str = "primary") -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        nodes: Sequence[Component],
+        replicas: int = 2,
+        placement_bytes: int = 1 << 20,
+        read_policy: str = "primary",
+    ) -> None:
         super().__init__(name)
         if not 1 <= replicas <= len(nodes):
             raise ValueError(
@@ -81,17 +87,11 @@ class ReplicatedCluster(Component):
         if self.timed:
             env = self.env
             return completion_in(env, self.submit_timed(io) - env._now, io)
-        n = len(self.nodes)
-        primary = (io.address // self.placement_bytes) % n
+        targets = self._targets(io)
+        self.node_ios += len(targets)
         if io.is_read:
-            if self.read_policy == "round-robin":
-                self._rr = (self._rr + 1) % self.replicas
-                primary = (primary + self._rr) % n
-            self.node_ios += 1
-            return self.nodes[primary].submit(io)
-        parts = [self.nodes[(primary + k) % n].submit(io.child()) for k in range(self.replicas)]
-        self.node_ios += len(parts)
-        return join_all(self.env, parts, io)
+            return self.nodes[targets[0]].submit(io)
+        return join_all(self.env, [self.nodes[k].submit(io.child()) for k in targets], io)
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return {"node_ios": float(self.node_ios)}

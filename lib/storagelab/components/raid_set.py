@@ -27,8 +27,10 @@ class _Phases:
     def start(self) -> None:
         phase = self.phases[self.i]
         members, io = self.raid.members, self.io
-        parts = [members[op.member].submit(io.child(size=op.size, address=op.address, is_read=op.is_read))
-                 for op in phase.ops]  # fmt: skip
+        parts = [
+            members[op.member].submit(io.child(size=op.size, address=op.address, is_read=op.is_read))
+            for op in phase.ops
+        ]
         join = join_first if phase.join == "any" else join_all
         join(self.raid.env, parts, io).callbacks.append(self._phase_done)
 
@@ -76,5 +78,9 @@ class RaidSet(Component):
         return done
 
     def stats(self, elapsed: float) -> dict[str, float]:
-        return {"ios": float(self.ios), "completed": float(self.completed), "member_ios": float(self.member_ios),
-                "member_ios_per_io": self.member_ios / self.completed if self.completed else 0.0}  # fmt: skip
+        return {
+            "ios": float(self.ios),
+            "completed": float(self.completed),
+            "member_ios": float(self.member_ios),
+            "member_ios_per_io": self.member_ios / self.completed if self.completed else 0.0,
+        }

@@ -44,8 +44,14 @@ class IORequest:
         """``'read'`` or ``'write'``."""
         return "read" if self.is_read else "write"
 
-    def child(self, *, size: int | None = None, address: int | None = None, is_read: bool | None = None,
-              volume: int | None = None) -> IORequest:  # fmt: skip
+    def child(
+        self,
+        *,
+        size: int | None = None,
+        address: int | None = None,
+        is_read: bool | None = None,
+        volume: int | None = None,
+    ) -> IORequest:
         """A member IO derived from this one (striping, mirroring, read-modify-write), same class and time."""
         return IORequest(
             self.is_read if is_read is None else is_read,

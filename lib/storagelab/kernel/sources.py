@@ -25,8 +25,13 @@ BLOCK = 4096
 class FixedSampler:
     """IOs of one ``size`` (bytes), ``read_pct`` % reads, at uniformly random aligned addresses in ``span``."""
 
-    def __init__(self, rng: np.random.Generator | None = None, size: int = 4096, read_pct: float = 100.0,
-                 span: int = 2**30) -> None:  # fmt: skip
+    def __init__(
+        self,
+        rng: np.random.Generator | None = None,
+        size: int = 4096,
+        read_pct: float = 100.0,
+        span: int = 2**30,
+    ) -> None:
         if size <= 0 or span < size or not 0 <= read_pct <= 100:
             raise ValueError("FixedSampler needs size > 0, span >= size and 0 <= read_pct <= 100")
         self.rng, self.size, self.read_pct, self.span = rng, size, read_pct, span
@@ -64,8 +69,15 @@ def _bind_sampler(sampler: object, rng: np.random.Generator, span: int | None, l
 class Source:
     """Common part of sources: IO construction in blocks, completion recording, Little's-law counters."""
 
-    def __init__(self, name: str, target: Component, sampler: object, cls: str | None = None,
-                 span: int | None = None, locality: object = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        target: Component,
+        sampler: object,
+        cls: str | None = None,
+        span: int | None = None,
+        locality: object = None,
+    ) -> None:
         if not name:
             raise ValueError("a source needs a name")
         if span is not None and span <= 0:
@@ -133,8 +145,11 @@ class Source:
         now = self.env._now
         area = self._area + self.in_system * (now - self._last)
         elapsed = now - self._t0
-        return {"mean_in_system": area / elapsed if elapsed > 0 else float("nan"), "elapsed": elapsed,
-                "completed": float(self.completed)}  # fmt: skip
+        return {
+            "mean_in_system": area / elapsed if elapsed > 0 else float("nan"),
+            "elapsed": elapsed,
+            "completed": float(self.completed),
+        }
 
 
 class OpenSource(Source):
@@ -149,10 +164,20 @@ class OpenSource(Source):
     in time order: the next arrival is taken inline only if it precedes everything in the queue).
     """
 
-    def __init__(self, name: str, target: Component, sampler: object, rate: float | None = None,
-                 interarrival: ServiceDistribution | None = None, cls: str | None = None,
-                 rate_scale: Callable[[float], float] | None = None, max_scale: float = 1.0,
-                 shortcuts: bool = True, span: int | None = None, locality: object = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        target: Component,
+        sampler: object,
+        rate: float | None = None,
+        interarrival: ServiceDistribution | None = None,
+        cls: str | None = None,
+        rate_scale: Callable[[float], float] | None = None,
+        max_scale: float = 1.0,
+        shortcuts: bool = True,
+        span: int | None = None,
+        locality: object = None,
+    ) -> None:
         super().__init__(name, target, sampler, cls, span, locality)
         self.shortcuts = shortcuts
         if (rate is None) == (interarrival is None):
@@ -160,15 +185,19 @@ class OpenSource(Source):
         if rate is not None and not rate > 0:
             raise ValueError(f"open source {name!r}: rate must be > 0 IO/s, got {rate}")
         if interarrival is not None and not isinstance(interarrival, ServiceDistribution):
-            raise ValueError(f"open source {name!r}: interarrival must be a distribution such as Exponential(mean), "
-                             f"got {interarrival!r}")  # fmt: skip
+            raise ValueError(
+                f"open source {name!r}: interarrival must be a distribution such as Exponential(mean), "
+                f"got {interarrival!r}"
+            )
         self.interarrival = interarrival or Exponential(1.0 / rate)
         self.rate_scale, self.max_scale = rate_scale, max_scale
         if rate_scale is not None and not max_scale > 0:
             raise ValueError(f"open source {name!r}: max_scale must bound rate_scale(t) from above, > 0")
         if rate_scale is not None and not isinstance(self.interarrival, Exponential):
-            raise ValueError(f"open source {name!r}: rate_scale modulates Poisson arrivals by thinning; "
-                             "use rate= or Exponential interarrival times with it")  # fmt: skip
+            raise ValueError(
+                f"open source {name!r}: rate_scale modulates Poisson arrivals by thinning; "
+                "use rate= or Exponential interarrival times with it"
+            )
 
     def bind(self, ctx: RunContext) -> None:
         super().bind(ctx)
@@ -229,8 +258,11 @@ class OpenSource(Source):
             self.completed += 1
         area = self._area - sum(d - now for d in pending)
         elapsed = now - self._t0
-        return {"mean_in_system": area / elapsed if elapsed > 0 else float("nan"), "elapsed": elapsed,
-                "completed": float(self.completed)}  # fmt: skip
+        return {
+            "mean_in_system": area / elapsed if elapsed > 0 else float("nan"),
+            "elapsed": elapsed,
+            "completed": float(self.completed),
+        }
 
 
 class ClosedSource(Source):
@@ -238,9 +270,18 @@ class ClosedSource(Source):
     by default the access specification's ``queue_depth``, else 1),
     waiting ``think`` seconds (a number or distribution) after each completion before the next IO."""
 
-    def __init__(self, name: str, target: Component, sampler: object, workers: int = 1,
-                 outstanding: int | None = None, think: float | ServiceDistribution = 0.0, cls: str | None = None,
-                 span: int | None = None, locality: object = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        target: Component,
+        sampler: object,
+        workers: int = 1,
+        outstanding: int | None = None,
+        think: float | ServiceDistribution = 0.0,
+        cls: str | None = None,
+        span: int | None = None,
+        locality: object = None,
+    ) -> None:
         super().__init__(name, target, sampler, cls, span, locality)
         if outstanding is None:  # an access specification carries its queue depth
             outstanding = int(getattr(sampler, "queue_depth", 1))

@@ -101,5 +101,8 @@ class Link(Component):
         if elapsed <= 0:
             return {}
         ahead = max(self._free[0] - self.env._now, 0.0)  # serialization scheduled after the window
-        return {"accepted": float(self.completed), "utilisation": (self.busy_time - ahead) / elapsed,
-                "mb_per_s": self.bytes / elapsed / 1e6}  # fmt: skip
+        return {
+            "accepted": float(self.completed),
+            "utilisation": (self.busy_time - ahead) / elapsed,
+            "mb_per_s": self.bytes / elapsed / 1e6,
+        }
