@@ -113,6 +113,14 @@ class CurveFit:
         )
 
 
+def paired_points(x: object, y: object, x_name: str, y_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Published (x, y) points as two float arrays, refusing anything but two 1-D arrays of equal length."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ValueError(f"{x_name} and {y_name} must be 1-D and of equal length")
+    return xs, ys
+
+
 def t_quantile(confidence: float, dof: int) -> float:
     """Two-sided Student-t critical value for ``confidence`` with ``dof`` degrees of freedom (nan if none)."""
     return float(stats.t.ppf(0.5 + confidence / 2, dof)) if dof > 0 else float("nan")

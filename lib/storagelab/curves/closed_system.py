@@ -25,6 +25,7 @@ from storagelab.curves.base import (
     InsufficientData,
     Parameter,
     few_points_note,
+    paired_points,
     residual_frame,
     t_quantile,
 )
@@ -61,10 +62,7 @@ def fit_closed_system(
     confidence: float = 0.95,
 ) -> CurveFit:
     """Fit the MVA closed-system form to published (population, throughput in IO/s) points."""
-    pop = np.asarray(population, dtype=float)
-    obs = np.asarray(throughput, dtype=float)
-    if pop.shape != obs.shape or pop.ndim != 1:
-        raise ValueError("population and throughput must be 1-D and of equal length")
+    pop, obs = paired_points(population, throughput, "population", "throughput")
     if np.any(pop < 1) or np.any(obs <= 0):
         raise ValueError("populations must be >= 1 and throughputs > 0")
     n, p = len(pop), 2

@@ -19,6 +19,7 @@ from storagelab.curves.base import (
     InsufficientData,
     Parameter,
     few_points_note,
+    paired_points,
     residual_frame,
     t_quantile,
 )
@@ -35,10 +36,7 @@ def fit_response_time(
     confidence: float = 0.95,
 ) -> CurveFit:
     """Fit ``R = S / (1 - X/Xsat)`` to published (throughput, mean response time) points."""
-    x = np.asarray(throughput, dtype=float)
-    r = np.asarray(response_time, dtype=float)
-    if x.shape != r.shape or x.ndim != 1:
-        raise ValueError("throughput and response_time must be 1-D and of equal length")
+    x, r = paired_points(throughput, response_time, "throughput", "response_time")
     if np.any(x < 0) or np.any(r <= 0):
         raise ValueError("throughputs must be >= 0 and response times > 0")
     n, p = len(x), 2

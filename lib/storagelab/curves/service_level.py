@@ -25,6 +25,7 @@ from storagelab.curves.base import (
     InsufficientData,
     Parameter,
     few_points_note,
+    paired_points,
     residual_frame,
     t_quantile,
 )
@@ -53,10 +54,7 @@ def fit_service_level(
     """Fit ``distribution`` to published (threshold in ms, % of IOs under it) points."""
     if distribution not in _FORWARD:
         raise ValueError(f"distribution must be one of {sorted(_FORWARD)}, got {distribution!r}")
-    t = np.asarray(threshold_ms, dtype=float)
-    p_obs = np.asarray(share_pct, dtype=float)
-    if t.shape != p_obs.shape or t.ndim != 1:
-        raise ValueError("threshold_ms and share_pct must be 1-D and of equal length")
+    t, p_obs = paired_points(threshold_ms, share_pct, "threshold_ms", "share_pct")
     if np.any(t <= 0) or np.any((p_obs < 0) | (p_obs > 100)):
         raise ValueError("thresholds must be > 0 ms and shares within 0-100 %")
     ids = row_ids or [f"point-{i}" for i in range(len(t))]
