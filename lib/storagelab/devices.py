@@ -33,8 +33,9 @@ from scipy.optimize import brentq
 
 from storagelab.units import UNITS, to_si
 
-#: Where a parameter value may come from.
-ORIGINS = ("document", "device-physics", "datasheet", "fit")
+#: Where a parameter value may come from. ``assumption``: not stated by any source; the ``source`` text
+#: says what was assumed and on what evidence.
+ORIGINS = ("document", "device-physics", "datasheet", "fit", "assumption")
 
 #: Block size of the datasheets' random-IO figures ("4 KB random" means 4,096-byte transfers).
 DATASHEET_BLOCK = 4096
