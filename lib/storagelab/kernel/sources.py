@@ -85,6 +85,8 @@ class Source:
         self.name, self.target, self.sampler_spec = name, target, sampler
         self.span, self.locality = span, locality
         self.cls = cls or name
+        #: Record reads and writes as classes "<cls> read" / "<cls> write" (set before the run).
+        self.split_ops = False
         self.ctx: RunContext | None = None
 
     def bind(self, ctx: RunContext) -> None:
@@ -99,6 +101,7 @@ class Source:
         )
         self._block: list = []
         self._k = 0
+        self._op_cls = {True: f"{self.cls} read", False: f"{self.cls} write"}
         self.in_system = 0
         self.issued_total = 0  # every IO issued, warm-up included (for speed measurements)
         self.reset_stats()
@@ -119,6 +122,8 @@ class Source:
             k = 0
         self._k = k + 1
         is_read, size, address = self._block[k]
+        if self.split_ops:
+            return IORequest(is_read, size, address, 0, self._op_cls[is_read], self.env._now)
         return IORequest(is_read, size, address, 0, self.cls, self.env._now)
 
     def _issue(self) -> None:

@@ -99,7 +99,8 @@ class Stream:
     Closed loop when ``workers`` > 0 (each keeps ``outstanding`` IOs in flight and thinks ``think``
     seconds, a number or a distribution, after each completion); open loop at ``rate`` IO/s otherwise,
     modulated by ``schedule`` (a :class:`PhaseSchedule` whose multipliers scale ``rate``).
-    ``name`` names the source and the class of its IOs in results.
+    ``name`` names the source and the class of its IOs in results; with ``split_ops`` reads and writes
+    are recorded as two classes, ``"<name> read"`` and ``"<name> write"``.
     """
 
     name: str
@@ -112,6 +113,7 @@ class Stream:
     rate: float | None = None
     schedule: PhaseSchedule | None = None
     locality: Locality | None = None
+    split_ops: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not self.volume:
@@ -139,7 +141,13 @@ class Stream:
         return self.rate * (self.schedule.max_scale if self.schedule is not None else 1.0)
 
     def source(self, target: Component) -> Source:
-        """A kernel source that drives this stream against ``target``."""
+        """A kernel source that drives this stream against ``target`` (with ``split_ops``, its reads and
+        writes are recorded as classes ``"<name> read"`` and ``"<name> write"``)."""
+        source = self._source(target)
+        source.split_ops = self.split_ops
+        return source
+
+    def _source(self, target: Component) -> Source:
         if self.closed:
             return ClosedSource(
                 self.name, target, self.spec, workers=self.workers, outstanding=self.outstanding,
@@ -254,7 +262,7 @@ def jetstress(
                             "is 8 KiB; the report does not state the IO size"),
     }  # fmt: skip
     streams = (
-        Stream(f"{name} db", db_volume, db, db_span, workers=threads, outstanding=1),
+        Stream(f"{name} db", db_volume, db, db_span, workers=threads, outstanding=1, split_ops=True),
         Stream(f"{name} log", log_volume, log, log_span, rate=target * log_per_db_io),
     )
     return ApplicationWorkload(name, streams, params, "database IOPS come from the closed loop of threads")
