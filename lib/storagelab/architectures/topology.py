@@ -58,7 +58,7 @@ class Topology:
                     "fitted_on": ", ".join(self.fitted_on.get(k, ())),
                 }
                 for k, p in self.params.items()
-            ]  # fmt: skip
+            ]
         )
 
     def run(
