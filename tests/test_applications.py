@@ -288,12 +288,6 @@ def test_boot_storm_issues_every_desktops_boot_ios_and_ends_on_time(kwargs):
         assert np.all(s.schedule.rate_scale_at(np.linspace(0, start, 11)) == 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="applications.py boot_storm: when desktops/power_on_rate < boot_duration the schedule has no "
-    "hold phase (ramp up, ramp down, nothing between), so the storm ends at 2 x desktops/power_on_rate "
-    "instead of desktops/power_on_rate + boot_duration and issues only powering/boot_duration of the IOs",
-)
 def test_boot_storm_shorter_power_on_than_one_boot():
     w = boot_storm(desktops=10, power_on_rate=2.0)  # 5 s of power-ons, 12 s boots
     s = only_stream(w)
@@ -492,16 +486,7 @@ def burst_lengths(w: ApplicationWorkload, volume: str, delay: float) -> Counter:
     "desktops",
     [
         1,
-        pytest.param(
-            4,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="applications.py BurstThink.sampler keeps one IO counter per source, and "
-                "ClosedSource draws every worker's think time from that one sampler: the delay falls on "
-                "every 3rd completion of the stream, not of each worker, so a worker's bursts are "
-                "1, 3, 5, 7 ... IOs long (the mean rate is right, the burst pattern is not)",
-            ),
-        ),
+        4,
     ],
 )
 def test_each_worker_issues_bursts_of_three(desktops):

@@ -273,7 +273,8 @@ class OpenSource(Source):
 class ClosedSource(Source):
     """Closed loop: ``workers`` workers each keep ``outstanding`` IOs in flight (IOmeter's queue depth;
     by default the access specification's ``queue_depth``, else 1),
-    waiting ``think`` seconds (a number or distribution) after each completion before the next IO."""
+    waiting ``think`` seconds (a number or distribution) after each completion before the next IO.
+    A distribution with ``per_worker = True`` (e.g. Iometer bursts) keeps its state per worker slot."""
 
     def __init__(
         self,
@@ -299,18 +300,47 @@ class ClosedSource(Source):
     def bind(self, ctx: RunContext) -> None:
         super().bind(ctx)
         think = self.think
-        if isinstance(think, ServiceDistribution):
+        slots = self.workers * self.outstanding
+        self._slot_think: list | None = None
+        if isinstance(think, ServiceDistribution) and getattr(think, "per_worker", False):
+            # a think pattern with state (bursts): one sampler per outstanding-IO slot
+            self._slot_think = [think.sampler(self.rng) for _ in range(slots)]
+            self._slot_of: dict[IORequest, int] = {}
+            self._think = None
+        elif isinstance(think, ServiceDistribution):
             self._think = think.sampler(self.rng)
         elif think > 0:
             self._think = lambda: think
         else:
             self._think = None
-        for _ in range(self.workers * self.outstanding):
-            self._issue()
+        for k in range(slots):
+            if self._slot_think is None:
+                self._issue()
+            else:
+                self._issue_slot(k)
+
+    def _issue_slot(self, k: int) -> None:
+        """Issue the next IO of slot ``k`` (think patterns with per-worker state)."""
+        now = self.env._now
+        self._area += self.in_system * (now - self._last)
+        self._last = now
+        self.in_system += 1
+        self.submitted += 1
+        self.issued_total += 1
+        io = self._next_io()
+        self._slot_of[io] = k
+        self.target.submit(io).callbacks.append(self._completed)
 
     def _completed(self, ev: Event) -> None:
         super()._completed(ev)
-        if self._think is None:
+        if self._slot_think is not None:
+            k = self._slot_of.pop(ev._value)
+            gap = self._slot_think[k]()
+            if gap > 0:
+                completion_in(self.env, gap, None).callbacks.append(lambda _e: self._issue_slot(k))
+            else:
+                self._issue_slot(k)
+        elif self._think is None:
             self._issue()
         else:
             completion_in(self.env, self._think(), None).callbacks.append(lambda _e: self._issue())

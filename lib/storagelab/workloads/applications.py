@@ -65,10 +65,13 @@ GiB = 2**30
 
 class BurstThink(ServiceDistribution):
     """Think times of an Iometer worker with bursts: ``burst_length`` IOs back to back (think 0), then
-    ``delay`` seconds before the next burst. Its mean is ``delay / burst_length`` seconds per IO."""
+    ``delay`` seconds before the next burst. Its mean is ``delay / burst_length`` seconds per IO.
+    A closed source keeps one burst counter per worker (``per_worker``)."""
+
+    per_worker = True
 
     def __init__(self, burst_length: int, delay: float) -> None:
-        if not isinstance(burst_length, int) or burst_length < 1:
+        if isinstance(burst_length, bool) or not isinstance(burst_length, int) or burst_length < 1:
             raise ValueError(f"burst_length must be an integer >= 1 IO, got {burst_length!r}")
         if not (isinstance(delay, int | float) and math.isfinite(delay) and delay >= 0):
             raise ValueError(f"burst delay must be a finite number of seconds >= 0, got {delay!r}")
@@ -327,7 +330,7 @@ def orion_large(
 def orion_basic_matrix(num_disks: int = 5) -> list[tuple[int, int]]:
     """Orion's ``-matrix basic`` points as (small outstanding, large outstanding): small alone at 1 ..
     5 x num_disks, then large alone at 0 .. 2 x num_disks (36 points for 5 disks, as in Figure 17)."""
-    if not isinstance(num_disks, int) or num_disks < 1:
+    if isinstance(num_disks, bool) or not isinstance(num_disks, int) or num_disks < 1:
         raise ValueError(f"num_disks must be an integer >= 1, got {num_disks!r}")
     return [(s, 0) for s in range(1, 5 * num_disks + 1)] + [(0, q) for q in range(0, 2 * num_disks + 1)]
 
@@ -484,13 +487,15 @@ def boot_storm(
         )
     powering = desktops / power_on_rate
     peak = power_on_rate * ios_per_boot  # IO/s with power_on_rate x boot_duration desktops booting
+    # desktops booting at once rise for min(powering, boot) s, hold, and fall as the first ones finish
     ramp = min(boot_duration, powering)
+    hold = abs(powering - boot_duration)
     phases = []
     if start > 0:
         phases.append(Phase("before", start, 0.0))
     phases.append(Phase("ramp up", ramp, 0.0, ramp / boot_duration))
-    if powering > ramp:
-        phases.append(Phase("storm", powering - ramp, ramp / boot_duration))
+    if hold > 0:
+        phases.append(Phase("storm", hold, ramp / boot_duration))
     phases.append(Phase("ramp down", ramp, ramp / boot_duration, 0.0))
     phases.append(Phase("after", 1e9, 0.0))
     params = {
@@ -503,7 +508,7 @@ def boot_storm(
         "read_pct": _assume(90, "%", "Windows boot reads the OS image; writes are page file and logs"),
     }  # fmt: skip
     stream = Stream(name, volume, VDI_BOOT, span, rate=peak, schedule=PhaseSchedule(phases))
-    notes = f"peak {peak:,.0f} IOPS; storm length {powering + ramp:,.0f} s"
+    notes = f"peak {peak * ramp / boot_duration:,.0f} IOPS; storm length {powering + boot_duration:,.0f} s"
     return ApplicationWorkload(name, (stream,), params, notes)
 
 

@@ -1,0 +1,164 @@
+"""DS5020 Express scenarios: the tile runs (Tables 2-4), the 3.1 GB/s characterization and the
+4-vs-8 host path ratios of Table 5."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from storagelab.architectures.ds5020 import ds5020, ds5020_characterization
+from storagelab.calibration.base import Point, Scenario
+from storagelab.simulation import SimulationResult
+from storagelab.workloads import applications as apps
+
+STUDY = "ds5020"
+#: Orion's Table 3 maxima come from different points of its matrix: 25 small IOs outstanding (IOPS),
+#: 9 large (MB/s), 1 small (minimum latency).
+ORION_IOPS, ORION_MBPS, ORION_MIN_LAT = ("small", 25), ("large", 9), ("small", 1)
+
+
+def tile_workload(tiles: int, orion: tuple[str, int] = ORION_IOPS) -> apps.ApplicationWorkload:
+    """``tiles`` tiles of the mixed workload: Jetstress, Orion (``(kind, outstanding)``), the Iometer
+    web server and the 256 KB scan, each against its own tile's volumes."""
+    kind, q = orion
+    parts = []
+    for t in range(1, tiles + 1):
+        oracle = (apps.orion_small if kind == "small" else apps.orion_large)(
+            f"orion {t}", outstanding=q, volume=f"oracle-{t}"
+        )
+        parts += [
+            apps.jetstress(f"jetstress {t}", db_volume=f"exchange-db-{t}", log_volume=f"exchange-log-{t}"),
+            oracle,
+            apps.iometer_web_server(f"web {t}", volume=f"web-{t}"),
+            apps.sequential_scan(f"scan {t}", volume=f"scan-{t}"),
+        ]
+    return apps.combine(f"{tiles}-tile mix", parts)
+
+
+def characterization_workload() -> apps.ApplicationWorkload:
+    """Eight LUNs, each read by four workers with 16 outstanding 1 MB sequential reads."""
+    return apps.combine(
+        "characterization", [apps.iometer_sequential_read(f"seq {i}", volume=f"lun-{i}") for i in range(1, 9)]
+    )
+
+
+def _times(quick: bool) -> dict[str, float]:
+    return {"duration": 4.0, "warmup": 1.0} if quick else {"duration": 30.0, "warmup": 5.0}
+
+
+def _total(res: SimulationResult, prefix: str, column: str = "iops") -> float:
+    s = res.summary().filter(pl.col("class").str.starts_with(prefix))
+    return float(s[column].sum()) if s.height else math.nan
+
+
+def _mean_ms(res: SimulationResult, prefix: str) -> float:
+    s = res.summary().filter(pl.col("class").str.starts_with(prefix))
+    return float((s["mean_ms"] * s["count"]).sum() / s["count"].sum()) if s.height else math.nan
+
+
+def _point(row: str, what: str, comparison: str = "two-sided", note: str = "") -> Point:
+    return Point(STUDY, row, what, comparison, note)
+
+
+def scenarios() -> list[Scenario]:
+    """Every DS5020 scenario with the published points it reproduces."""
+    out = []
+    for k in range(1, 5):
+        pts = [
+            _point(f"ds5020-t2-iops-t{k}", f"Jetstress IOPS, {k} tile(s) (Table 2)"),
+            _point(f"ds5020-t2-latency-t{k}", f"Jetstress DB read latency, {k} tile(s) (Table 2)"),
+        ]
+        if k == 4:
+            pts += [
+                _point("ds5020-t3-iops-total", "Orion small IOPS, 4 tiles (Table 3)",
+                       note="Orion span: the 1,924,071,424 B test target of Figure 17"),
+                _point("ds5020-t4-web-iops-total", "Iometer web server IOPS, 4 tiles (Table 4)"),
+                _point("ds5020-t4-scan-mbps-total", "256 KB scan MB/s, 4 tiles (Table 4)",
+                       note="controller read-ahead is not modelled"),
+            ]  # fmt: skip
+
+        def run(seed: int, quick: bool, k: int = k) -> dict[str, float]:
+            res = ds5020().run(tile_workload(k), seed=seed, **_times(quick))
+            out = {
+                f"ds5020-t2-iops-t{k}": _total(res, "jetstress")
+                - _total(res, "jetstress", "iops") * 0
+                - sum(_total(res, f"jetstress {t} log") for t in range(1, k + 1)),
+                f"ds5020-t2-latency-t{k}": _mean_ms(res, "jetstress 1 db read"),
+            }
+            if k == 4:
+                out |= {
+                    "ds5020-t3-iops-total": _total(res, "orion"),
+                    "ds5020-t4-web-iops-total": _total(res, "web"),
+                    "ds5020-t4-scan-mbps-total": _total(res, "scan", "mb_per_s"),
+                }
+            return out
+
+        out.append(Scenario(STUDY, f"{k}-tile mixed run", tuple(pts), run))
+
+    def orion_large(seed: int, quick: bool) -> dict[str, float]:
+        res = ds5020().run(tile_workload(4, ORION_MBPS), seed=seed, **_times(quick))
+        return {"ds5020-t3-mbps-total": _total(res, "orion", "mb_per_s")}
+
+    def orion_min_latency(seed: int, quick: bool) -> dict[str, float]:
+        res = ds5020().run(tile_workload(4, ORION_MIN_LAT), seed=seed, **_times(quick))
+        return {"ds5020-t3-latency-avg": _mean_ms(res, "orion")}
+
+    out.append(
+        Scenario(
+            STUDY,
+            "4 tiles, Orion large=9",
+            (_point("ds5020-t3-mbps-total", "Orion large MB/s, 4 tiles (Table 3)"),),
+            orion_large,
+        )
+    )
+    out.append(
+        Scenario(
+            STUDY,
+            "4 tiles, Orion small=1",
+            (_point("ds5020-t3-latency-avg", "Orion minimum latency, 4 tiles (Table 3)"),),
+            orion_min_latency,
+        )
+    )
+
+    def characterization(seed: int, quick: bool) -> dict[str, float]:
+        t = {"duration": 2.0, "warmup": 0.5} if quick else {"duration": 10.0, "warmup": 1.0}
+        mbps = {hp: _total(ds5020_characterization(hp).run(characterization_workload(), seed=seed, **t), "seq", "mb_per_s")
+                for hp in (8, 4)}  # fmt: skip
+        return {
+            "ds5020-char-throughput": mbps[8] / 1e3,
+            "ds5020-t5-thru-disk-4paths": 100 * mbps[4] / mbps[8],
+        }
+
+    out.append(Scenario(STUDY, "characterization, 8 and 4 paths", (
+        _point("ds5020-char-throughput", "1 MB sequential reads, 8 LUNs of 4 drives (GB/s)",
+               note="no fitted parameter: drives, segment size and paths from the documents"),
+        _point("ds5020-t5-thru-disk-4paths", "throughput from disk, 4 paths vs 8 (Table 5, %)",
+               note="four 8 Gb paths carry 3.2 GB/s, more than the drives deliver"),
+    ), characterization))  # fmt: skip
+
+    def path_ratios(seed: int, quick: bool) -> dict[str, float]:
+        mixed, web = {}, {}
+        for hp in (8, 4):
+            mixed[hp] = _total(ds5020(hp).run(tile_workload(4), seed=seed, **_times(quick)), "")
+            webs = apps.combine(
+                "web", [apps.iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)]
+            )
+            web[hp] = _total(ds5020(hp).run(webs, seed=seed, **_times(quick)), "web")
+        return {
+            "ds5020-t5-mixed-4paths": 100 * mixed[4] / mixed[8],
+            "ds5020-t5-rand-disk-4paths": 100 * web[4] / web[8],
+            "ds5020-t5-iops-cache-4paths": math.nan,
+        }
+
+    out.append(Scenario(STUDY, "4 vs 8 host paths", (
+        _point("ds5020-t5-mixed-4paths", "4-tile mixed IOPS, 4 paths vs 8 (Table 5, %)"),
+        _point("ds5020-t5-rand-disk-4paths", "random reads from disk, 4 paths vs 8 (Table 5, %; web server reads)"),
+        _point("ds5020-t5-iops-cache-4paths", "IOPS from cache, 4 paths vs 8 (Table 5, %)",
+               note="not simulated: controller read caching is not modelled"),
+    ), path_ratios))  # fmt: skip
+    return out
+
+
+#: Fitted parameters of the DS5020 model and the points they were fitted on: none.
+FITTED_ON: dict[str, tuple[str, ...]] = {}
