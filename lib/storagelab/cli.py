@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -140,4 +142,74 @@ def bench(
         typer.echo(table)
     if out is not None:
         table.write_csv(out)
+        typer.echo(f"rows written: {out}")
+
+
+#: The columns ``calibrate`` prints (the CSV keeps all of :data:`storagelab.calibration.COLUMNS`).
+_CALIBRATION_SHOWN = (
+    "study", "point", "role", "metric", "unit", "published", "simulated", "ci_low", "ci_high", "error",
+    "tolerance", "pass",
+)  # fmt: skip
+
+
+@app.command()
+def calibrate(
+    study: Annotated[str | None, typer.Option(help="study to calibrate (default: all)")] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="short runs (seconds of simulated time each)")
+    ] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="also write the full table as CSV")] = None,
+    replications: Annotated[
+        int | None, typer.Option(help="independent runs per scenario, >= 2 (default 5, or 3 with --quick)")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="first seed")] = 1,
+) -> None:
+    """Run the calibration scenarios and compare with the published points (fitted vs predicted)."""
+    import polars as pl
+
+    from storagelab import calibration
+
+    # every check on the input before the first simulation: a long run must not fail at the end
+    if study is not None and study not in calibration.STUDIES:
+        _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(calibration.STUDIES)}"))
+    if replications is not None and replications < 2:
+        _fail(ValueError(f"--replications must be >= 2 (for a confidence interval), got {replications}"))
+    if out is not None and not out.parent.is_dir():
+        _fail(FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist"))
+    if out is not None and out.is_dir():
+        _fail(
+            IsADirectoryError(
+                f"cannot write {out}: it is a folder; give a file name, e.g. {out / 'calibration.csv'}"
+            )
+        )
+
+    # not wrapped in ``except ValueError``: the arguments are checked above, so a ValueError from here on
+    # is a fault in a model and keeps its traceback
+    table = calibration.calibrate(
+        study,
+        quick=quick,
+        replications=replications,
+        seed=seed,
+        progress=lambda name: typer.echo(name, err=True),
+    )
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=250,
+        tbl_hide_dataframe_shape=True,
+        float_precision=3,
+        tbl_hide_column_data_types=True,
+        fmt_str_lengths=40,
+    ):
+        typer.echo(table.select(_CALIBRATION_SHOWN))
+        typer.echo(calibration.pass_rates(table))
+    if out is not None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        os.close(fd)
+        try:
+            table.write_csv(tmp)
+            os.replace(tmp, out)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         typer.echo(f"rows written: {out}")

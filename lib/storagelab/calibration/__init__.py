@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 import polars as pl
 
-from storagelab.calibration import ds5020, vsan
+from storagelab.calibration import ds5020, equallogic, nexgen, vsan, xtremio
 from storagelab.calibration.base import COLUMNS, Point, Scenario, run_scenarios
 
-#: Study id -> its calibration module (``scenarios()`` and ``FITTED_ON``).
-STUDIES = {"ds5020": ds5020, "vsan": vsan}
+#: Calibrated architecture -> its calibration module (``scenarios()`` and ``FITTED_ON``). The EqualLogic
+#: points come from the ILIO study (``ilio``), the XtremIO points from the VPLEX study (``vplex``).
+STUDIES = {"ds5020": ds5020, "vsan": vsan, "nexgen": nexgen, "equallogic": equallogic, "xtremio": xtremio}
 
 __all__ = ["COLUMNS", "STUDIES", "Point", "Scenario", "calibrate", "fitted_points", "pass_rates", "scenarios"]
 

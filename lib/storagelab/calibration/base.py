@@ -44,7 +44,7 @@ def _published() -> dict[str, dict]:
 @dataclass(frozen=True)
 class Point:
     """A published number a model is checked against: ``row_id`` in ``datasets/`` (its value, unit and
-    source), shown in ``unit`` (a time is shown in ms). ``comparison``: ``two-sided``, or
+    source), shown in ``unit`` (a latency is shown in ms; other times keep the document's unit). ``comparison``: ``two-sided``, or
     ``at-least``/``at-most`` when the document states a bound. ``description`` says what it is."""
 
     study: str
@@ -52,6 +52,12 @@ class Point:
     description: str
     comparison: str = "two-sided"
     note: str = ""
+    case: str = ""
+
+    @property
+    def key(self) -> str:
+        """The point's label in the table: the row id, with the case when one row is checked in several."""
+        return f"{self.row_id} [{self.case}]" if self.case else self.row_id
 
     def __post_init__(self) -> None:
         if self.comparison not in COMPARISONS:
@@ -67,8 +73,8 @@ class Point:
 
     @property
     def unit(self) -> str:
-        u = self.row["unit"]
-        return "ms" if units.unit(u).quantity == "time" and u not in ("min", "h") else u
+        u, latency = self.row["unit"], self.row["metric"].startswith("latency")
+        return "ms" if latency and units.unit(u).quantity == "time" else u
 
     @property
     def metric(self) -> str:
@@ -96,7 +102,8 @@ class Point:
 @dataclass(frozen=True)
 class Scenario:
     """One published experiment: ``run(seed, quick)`` simulates one replication and returns a simulated
-    value per point id (in the point's unit). ``points`` are the published numbers it reproduces."""
+    value per point key (:attr:`Point.key`, in the point's unit). ``points`` are the published numbers
+    it reproduces."""
 
     study: str
     name: str
@@ -128,7 +135,7 @@ def tabulate(
     """Table rows for one scenario's replications."""
     rows = []
     for p in scenario.points:
-        sims = [v[p.row_id] for v in values if p.row_id in v and math.isfinite(v[p.row_id])]
+        sims = [v[p.key] for v in values if p.key in v and math.isfinite(v[p.key])]
         pub, tol = p.published, p.tolerance()
         if sims:
             mean, lo, hi = interval(sims, confidence)
@@ -139,7 +146,7 @@ def tabulate(
         rows.append(
             {
                 "study": p.study,
-                "point": p.row_id,
+                "point": p.key,
                 "role": "fitted" if p.row_id in fitted else "predicted",
                 "metric": p.metric,
                 "unit": p.unit,

@@ -596,5 +596,7 @@ def atlantis_vdi_iometer(
                                "flight, consistent with four QD1 workers and slower writes"),
         "span": _doc(32, "GB", f"{_ILIO}: desktop 'Virtual Hard Disk Size 32GB'"),
     }  # fmt: skip
-    stream = Stream(name, volume, ATLANTIS_VDI, span, workers=workers, outstanding=outstanding)
+    stream = Stream(
+        name, volume, ATLANTIS_VDI, span, workers=workers, outstanding=outstanding, split_ops=True
+    )
     return ApplicationWorkload(name, (stream,), params)

@@ -1,0 +1,90 @@
+"""Dell EqualLogic PS6100E as the ILIO study used it: 24 x 7.2K NL-SAS drives in RAID-10 behind one
+active controller with a write-back cache, reached over 1 GbE iSCSI; optionally behind Atlantis ILIO
+(in-memory deduplication, compression and write coalescing on the desktop host), which serves most IOs
+from RAM and passes the unique share to the array.
+
+An IO crosses the 1 GbE link (FIFO at the payload rate), the controller (per-IO processing), its cache
+(reads hit with the fitted ratio; writes acknowledged and destaged continuously, steady state as in the
+DS5020 model) and the RAID-10 set of drives that reorder their queues (elevator).
+"""
+
+from __future__ import annotations
+
+from storagelab import devices, raid
+from storagelab.architectures.topology import Topology
+from storagelab.components.cache import WriteBackBuffer
+from storagelab.components.raid_set import RaidSet
+from storagelab.components.tiering import OffloadTier, WarmReadCache
+from storagelab.devices import Param
+from storagelab.kernel import Delay, Link, Path, Station
+
+_DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
+
+#: Fitted: the controller cache's read hit ratio for the Iometer VDI pattern (see calibration.equallogic.fit).
+FITTED_READ_HIT = 0.9084
+FITTED_ON = {"read_hit_ratio": ("iom-eql-lat",)}
+
+
+def params(ilio: bool = False) -> dict[str, Param]:
+    """The model's parameters, each with its origin."""
+    p = {
+        "drives": Param(24, "count", "document", f"{_DOC}: 'Number of disks 24'"),
+        "raid": Param(10, "count", "document", f"{_DOC}: 'NL-SAS, 7200 RPM, RAID-10 configuration' (10 = RAID-10)"),
+        "drive_rpm": Param(7200, "rpm", "document", f"{_DOC}: 'NL-SAS, 7200 RPM' (device preset '7.2K NL-SAS')"),
+        "link_rate": Param(117, "MB/s", "device-physics", f"{_DOC}: 'Network connectivity 1Gb/sec'; 1 GbE carries "
+                           "about 117 MB/s of iSCSI payload after Ethernet/IP/TCP framing"),
+        "controller_overhead": Param(50, "us", "assumption", "per-IO processing of the active controller; not stated"),
+        "cache_write_latency": Param(0.2, "ms", "assumption", "write acknowledged from mirrored controller cache; "
+                                     "not stated"),
+        "write_headroom": Param(4, "MiB", "assumption", "steady state of a long run: the cache is at its destage "
+                                "threshold, so writes are admitted as destaging frees space (as in the DS5020 model)"),
+        "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated"),
+        "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated"),
+        "read_hit_ratio": Param(FITTED_READ_HIT, "ratio", "fit", "controller cache read hits, fitted on the "
+                                "Iometer read latency 1.0752 ms (iom-eql-lat) by storagelab.calibration.equallogic.fit"),
+        "iscsi_latency": Param(0.1, "ms", "assumption", "iSCSI initiator + switch round trip; not stated"),
+    }  # fmt: skip
+    if ilio:
+        p["ilio_unique_share"] = Param(
+            5,
+            "%",
+            "document",
+            f"{_DOC}, 3.2.1 Fast Replication: only 'unique' data, "
+            "'approximately 5%' of IO, reaches shared storage (vendor claim)",
+        )
+        p["ilio_ram_latency"] = Param(
+            0.4,
+            "ms",
+            "document",
+            f"{_DOC}, 7.1.3: Iometer on ILIO, 0.42 ms average "
+            "response (served from RAM, including the hypervisor path)",
+        )
+    return p
+
+
+def equallogic(ilio: bool = False) -> Topology:
+    """The PS6100E as volume ``vdi`` (and, with ``ilio``, behind Atlantis ILIO's in-memory tier)."""
+    p = params(ilio)
+    drives = [
+        Station(f"NL-SAS {i + 1}", devices.preset("7.2K NL-SAS"), discipline="elevator")
+        for i in range(int(p["drives"].value))
+    ]
+    rset = RaidSet("RAID-10", raid.Raid10(len(drives) // 2, int(p["stripe_unit"].si)), drives)
+    wcache = WriteBackBuffer(
+        "controller write cache", rset, capacity_bytes=int(p["write_headroom"].si), block_bytes=4096,
+        write_latency=p["cache_write_latency"].si, high_watermark=0.0, low_watermark=0.0,
+        destage_concurrency=int(p["destage_concurrency"].value),
+    )  # fmt: skip
+    hit = Delay("controller cache hit", p["controller_overhead"].si)
+    cache = WarmReadCache("controller read cache", hit, wcache, p["read_hit_ratio"].value)
+    controller = Link("controller", bandwidth=2e9, per_io_overhead=p["controller_overhead"].si)
+    array = Path(
+        "EqualLogic",
+        [Delay("iSCSI", p["iscsi_latency"].si), Link("1 GbE", p["link_rate"].si), controller, cache],
+    )
+    volume = array
+    if ilio:
+        ram = Delay("ILIO RAM", p["ilio_ram_latency"].si)
+        volume = OffloadTier("Atlantis ILIO", ram, array, p["ilio_unique_share"].value / 100)
+    name = "EqualLogic PS6100E" + (" behind Atlantis ILIO" if ilio else "")
+    return Topology(name, {"vdi": volume}, p, FITTED_ON)
