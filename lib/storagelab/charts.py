@@ -226,3 +226,73 @@ def service_level(curve: pl.DataFrame, *, title: str, name: str) -> alt.Chart:
         )
         .properties(title=title, width=460, height=240, name=name)
     )
+
+
+def calibration(table: pl.DataFrame, *, title: str, name: str) -> alt.LayerChart:
+    """A calibration table as a chart: each point's simulated value (dot) with its replication interval
+    (bar) as a percentage of the published value (the red line at 100 %), shaded by role (fitted or
+    predicted); tolerance shown in the tooltip."""
+    df = table.filter(pl.col("simulated").is_not_nan() & (pl.col("published") != 0)).with_columns(
+        simulated_pct=100 * pl.col("simulated") / pl.col("published"),
+        ci_low_pct=100 * pl.col("ci_low") / pl.col("published"),
+        ci_high_pct=100 * pl.col("ci_high") / pl.col("published"),
+        tolerance_pct=100 * pl.col("tolerance") / pl.col("published").abs(),
+        within=pl.when(pl.col("pass")).then(pl.lit("within tolerance")).otherwise(pl.lit("outside")),
+    )
+    data = chart_data(
+        df.select("point", "role", "within", "published", "simulated", "unit", "simulated_pct", "ci_low_pct",
+                  "ci_high_pct", "tolerance_pct")
+    )  # fmt: skip
+    y = alt.Y("point:N", sort=None, title=None)
+    x_title = "simulated as % of published (interval: replications)"
+    base = alt.Chart(data)
+    bars = base.mark_rule(strokeWidth=2).encode(
+        y=y, x=alt.X("ci_low_pct:Q", title=x_title, scale=alt.Scale(type="log")), x2="ci_high_pct:Q"
+    )
+    dots = base.mark_point(filled=True, size=60).encode(
+        y=y,
+        x="simulated_pct:Q",
+        color=alt.Color("within:N", title=None, scale=alt.Scale(domain=["within tolerance", "outside"],
+                                                               range=["#2ca02c", "#d62728"])),
+        shape=alt.Shape("role:N", title="role"),
+        tooltip=["point", "role", "published", "simulated", "unit", "tolerance_pct", "within"],
+    )  # fmt: skip
+    ref = (
+        alt.Chart(pl.DataFrame({"x": [100.0]})).mark_rule(color="#7f7f7f", strokeDash=[4, 3]).encode(x="x:Q")
+    )
+    return alt.layer(bars, dots, ref).properties(title=title, width=460, name=name)
+
+
+def series_vs_published(
+    simulated: pl.DataFrame,
+    published: pl.DataFrame,
+    *,
+    x: str,
+    y: str,
+    color: str,
+    x_title: str,
+    y_title: str,
+    title: str,
+    name: str,
+    low: str | None = None,
+    high: str | None = None,
+) -> alt.LayerChart:
+    """Simulated series (lines, with an interval band when ``low``/``high`` are given) against published
+    points (large open diamonds); both frames have columns ``x``, ``y`` and ``color``."""
+    sim = chart_data(simulated.select(x, y, color, *(c for c in (low, high) if c)))
+    pub = chart_data(published.select(x, y, color))
+    enc = {"x": alt.X(f"{x}:Q", title=x_title), "color": alt.Color(f"{color}:N", title=None)}
+    layers = []
+    if low and high:
+        layers.append(alt.Chart(sim).mark_area(opacity=0.2).encode(y=f"{low}:Q", y2=f"{high}:Q", **enc))
+    layers.append(
+        alt.Chart(sim)
+        .mark_line(point=True)
+        .encode(y=alt.Y(f"{y}:Q", title=y_title), tooltip=[x, y, color], **enc)
+    )
+    layers.append(
+        alt.Chart(pub)
+        .mark_point(shape="diamond", size=140, filled=False, strokeWidth=2)
+        .encode(y=f"{y}:Q", tooltip=[x, y, color], **enc)
+    )
+    return alt.layer(*layers).properties(title=title, width=460, height=260, name=name)

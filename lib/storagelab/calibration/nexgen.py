@@ -106,3 +106,17 @@ def scenarios() -> list[Scenario]:
 
 
 FITTED_ON: dict[str, tuple[str, ...]] = dict(preset.FITTED_ON)
+
+
+def windows(*, quick: bool = True, seed: int = 1) -> pl.DataFrame:
+    """Per workload class: IOPS and mean / 99th-percentile latency in the Login VSI steady state and at
+    the boot-storm peak (QoS off), to show what the storm does to OLTP and Exchange."""
+    frames = []
+    for label, workload, t in (
+        ("Login VSI steady state", steady_workload(), {"warmup": 3.0, "duration": 8.0 if quick else 60.0}),
+        ("boot storm peak", boot_storm_workload(),
+         {"warmup": BOOT_DURATION_S + 2, "duration": BOOT_DURATION_S + (6 if quick else 60)}),
+    ):  # fmt: skip
+        s = preset.nexgen().run(workload, seed=seed, **t).summary()
+        frames.append(s.select("class", "iops", "mean_ms", "p99_ms").with_columns(window=pl.lit(label)))
+    return pl.concat(frames).select("window", "class", "iops", "mean_ms", "p99_ms")

@@ -62,10 +62,70 @@ class KernelValidationParams(NotebookParams):
         return self
 
 
+CalibratedStudy = Literal["ds5020", "vsan", "nexgen", "equallogic", "xtremio"]
+
+
+class CalibrationParams(NotebookParams):
+    """Parameters of ``10-calibration``: which architectures, how long and how many replications."""
+
+    studies: list[CalibratedStudy] = Field(
+        default=["ds5020", "vsan", "nexgen", "equallogic", "xtremio"],
+        min_length=1,
+        description="calibrated architectures whose scenarios run",
+    )
+    quick: bool = Field(default=True, description="short runs (seconds of simulated time per scenario)")
+    replications: int = Field(default=3, ge=2, le=50, description="independent runs per scenario")
+    seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="level of the replication CIs")
+
+
+class StudyRunParams(NotebookParams):
+    """Common parameters of the per-study notebooks: run length, replications, seed."""
+
+    quick: bool = Field(default=True, description="short runs (seconds of simulated time per scenario)")
+    replications: int = Field(default=2, ge=2, le=50, description="independent runs per scenario")
+    seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
+
+
+class VsanScalingParams(StudyRunParams):
+    """Parameters of ``11-vsan-scaling``: the VM counts swept for each configuration."""
+
+    vm_counts: list[int] = Field(
+        default=[4, 8, 16, 32, 64, 96], min_length=1, description="VM counts simulated (each 1..256)"
+    )
+
+    @model_validator(mode="after")
+    def _counts_in_range(self) -> VsanScalingParams:
+        bad = [n for n in self.vm_counts if not 1 <= n <= 256]
+        if bad:
+            raise ValueError(f"vm_counts must each be in 1..256, got {bad}")
+        return self
+
+
+class EquallogicVdiParams(StudyRunParams):
+    """Parameters of ``14-equallogic-vdi``: desktop counts behind Atlantis ILIO."""
+
+    desktop_counts: list[int] = Field(
+        default=[75, 250, 500, 750], min_length=1, description="desktops behind ILIO (each 1..2000)"
+    )
+
+    @model_validator(mode="after")
+    def _counts_in_range(self) -> EquallogicVdiParams:
+        bad = [n for n in self.desktop_counts if not 1 <= n <= 2000]
+        if bad:
+            raise ValueError(f"desktop_counts must each be in 1..2000, got {bad}")
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
     "01-kernel-validation": KernelValidationParams,
+    "10-calibration": CalibrationParams,
+    "11-vsan-scaling": VsanScalingParams,
+    "12-ds5020-mixed-tiles": StudyRunParams,
+    "13-nexgen-bootstorm": StudyRunParams,
+    "14-equallogic-vdi": EquallogicVdiParams,
 }
 
 
