@@ -117,6 +117,23 @@ def check_params(
         _fail(err)
 
 
+def _echo_tables(*tables: object, str_lengths: int) -> None:
+    """Print Polars frames whole, without shapes or dtypes, floats to 3 decimals."""
+    import polars as pl
+
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=250,
+        tbl_hide_dataframe_shape=True,
+        float_precision=3,
+        tbl_hide_column_data_types=True,
+        fmt_str_lengths=str_lengths,
+    ):
+        for t in tables:
+            typer.echo(t)
+
+
 @app.command()
 def bench(
     quick: Annotated[bool, typer.Option("--quick", help="shorter runs, one repeat (under a minute)")] = False,
@@ -125,21 +142,11 @@ def bench(
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
 ) -> None:
     """Simulated IOs per wall-second: storagelab beside Ciw and a process-per-IO SimPy model."""
-    import polars as pl
 
     from storagelab.benchmark import bench as run_bench
 
     table = run_bench(quick=quick, seed=seed, repeats=repeats)
-    with pl.Config(
-        tbl_rows=20,
-        tbl_cols=-1,
-        tbl_width_chars=250,
-        tbl_hide_dataframe_shape=True,
-        float_precision=3,
-        tbl_hide_column_data_types=True,
-        fmt_str_lengths=70,
-    ):
-        typer.echo(table)
+    _echo_tables(table, str_lengths=70)
     if out is not None:
         table.write_csv(out)
         typer.echo(f"rows written: {out}")
@@ -165,7 +172,6 @@ def calibrate(
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
 ) -> None:
     """Run the calibration scenarios and compare with the published points (fitted vs predicted)."""
-    import polars as pl
 
     from storagelab import calibration
 
@@ -192,17 +198,7 @@ def calibrate(
         seed=seed,
         progress=lambda name: typer.echo(name, err=True),
     )
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_width_chars=250,
-        tbl_hide_dataframe_shape=True,
-        float_precision=3,
-        tbl_hide_column_data_types=True,
-        fmt_str_lengths=40,
-    ):
-        typer.echo(table.select(_CALIBRATION_SHOWN))
-        typer.echo(calibration.pass_rates(table))
+    _echo_tables(table.select(_CALIBRATION_SHOWN), calibration.pass_rates(table), str_lengths=40)
     if out is not None:
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
         os.close(fd)

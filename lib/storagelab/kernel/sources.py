@@ -126,14 +126,15 @@ class Source:
             return IORequest(is_read, size, address, 0, self._op_cls[is_read], self.env._now)
         return IORequest(is_read, size, address, 0, self.cls, self.env._now)
 
-    def _issue(self) -> None:
+    def _issue(self, io: IORequest | None = None) -> None:
+        """Submit ``io`` (default: the next IO) to the target, counting it in the system."""
         now = self.env._now
         self._area += self.in_system * (now - self._last)
         self._last = now
         self.in_system += 1
         self.submitted += 1
         self.issued_total += 1
-        self.target.submit(self._next_io()).callbacks.append(self._completed)
+        self.target.submit(self._next_io() if io is None else io).callbacks.append(self._completed)
 
     def _completed(self, ev: Event) -> None:
         io: IORequest = ev._value
@@ -321,15 +322,9 @@ class ClosedSource(Source):
 
     def _issue_slot(self, k: int) -> None:
         """Issue the next IO of slot ``k`` (think patterns with per-worker state)."""
-        now = self.env._now
-        self._area += self.in_system * (now - self._last)
-        self._last = now
-        self.in_system += 1
-        self.submitted += 1
-        self.issued_total += 1
         io = self._next_io()
         self._slot_of[io] = k
-        self.target.submit(io).callbacks.append(self._completed)
+        self._issue(io)
 
     def _completed(self, ev: Event) -> None:
         super()._completed(ev)
