@@ -25,8 +25,10 @@ FITTED_READ_HIT = 0.9084
 FITTED_ON = {"read_hit_ratio": ("iom-eql-lat",)}
 
 
-def params(ilio: bool = False) -> dict[str, Param]:
-    """The model's parameters, each with its origin."""
+def params(ilio: bool = False, read_hit_ratio: float | None = None) -> dict[str, Param]:
+    """The model's parameters, each with its origin (``read_hit_ratio`` overrides the fitted value, for
+    the fit itself)."""
+    hit = FITTED_READ_HIT if read_hit_ratio is None else read_hit_ratio
     p = {
         "drives": Param(24, "count", "document", f"{_DOC}: 'Number of disks 24'"),
         "raid": Param(10, "count", "document", f"{_DOC}: 'NL-SAS, 7200 RPM, RAID-10 configuration' (10 = RAID-10)"),
@@ -40,7 +42,7 @@ def params(ilio: bool = False) -> dict[str, Param]:
                                 "threshold, so writes are admitted as destaging frees space (as in the DS5020 model)"),
         "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated"),
         "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated"),
-        "read_hit_ratio": Param(FITTED_READ_HIT, "ratio", "fit", "controller cache read hits, fitted on the "
+        "read_hit_ratio": Param(hit, "ratio", "fit", "controller cache read hits, fitted on the "
                                 "Iometer read latency 1.0752 ms (iom-eql-lat) by storagelab.calibration.equallogic.fit"),
         "iscsi_latency": Param(0.1, "ms", "assumption", "iSCSI initiator + switch round trip; not stated"),
     }  # fmt: skip
@@ -62,9 +64,9 @@ def params(ilio: bool = False) -> dict[str, Param]:
     return p
 
 
-def equallogic(ilio: bool = False) -> Topology:
+def equallogic(ilio: bool = False, read_hit_ratio: float | None = None) -> Topology:
     """The PS6100E as volume ``vdi`` (and, with ``ilio``, behind Atlantis ILIO's in-memory tier)."""
-    p = params(ilio)
+    p = params(ilio, read_hit_ratio)
     drives = [
         Station(f"NL-SAS {i + 1}", devices.preset("7.2K NL-SAS"), discipline="elevator")
         for i in range(int(p["drives"].value))

@@ -18,12 +18,7 @@ BOOT_DURATION_S = 12.0
 
 
 def _read_latency_ms(hit: float, seed: int, quick: bool) -> float:
-    old = preset.FITTED_READ_HIT
-    preset.FITTED_READ_HIT = hit
-    try:
-        topo = preset.equallogic()
-    finally:
-        preset.FITTED_READ_HIT = old
+    topo = preset.equallogic(read_hit_ratio=hit)
     t = {"warmup": 2.0, "duration": 8.0} if quick else {"warmup": 5.0, "duration": 60.0}
     res = topo.run(apps.atlantis_vdi_iometer(), seed=seed, **t)
     return float(res.summary().filter(pl.col("class") == "atlantis vdi read")["mean_ms"][0])
