@@ -176,3 +176,16 @@ def test_littles_law_check_only_where_the_fit_has_residual_freedom(published):
     assert no_dof["iops_from_latency"].null_count() == no_dof.height
     with_pub = check.filter(pl.col("published_within_interval").is_not_null())
     assert with_pub.height >= 1
+
+
+def test_round_off_residuals_are_reported_as_zero():
+    """An exact fit shows residual 0 on every machine; a real misfit is kept, however small."""
+    import numpy as np
+
+    from storagelab.curves.base import residual_frame
+
+    observed = np.array([86.0, 22300.0, 0.014])
+    fitted = observed * np.array([1 + 1e-15, 1 - 3e-16, 1 + 1e-9])
+    frame = residual_frame(np.arange(3.0), observed, fitted, np.ones(3, bool), ["a", "b", "c"])
+    assert frame["residual"].to_list()[:2] == [0.0, 0.0]
+    assert frame["relative_residual"][2] == pytest.approx(1e-9, rel=1e-3)

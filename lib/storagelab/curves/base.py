@@ -137,17 +137,25 @@ def few_points_note(n: int, p: int) -> list[str]:
     return []
 
 
+#: Relative size below which a residual is floating-point round-off, not a misfit.
+ROUNDOFF = 1e-12
+
+
 def residual_frame(
     x: np.ndarray, observed: np.ndarray, fitted: np.ndarray, used: np.ndarray, row_ids: list[str]
 ) -> pl.DataFrame:
-    """The per-point residual table every fit reports."""
+    """The per-point residual table every fit reports. A residual within floating-point round-off of the
+    observed value (relative :data:`ROUNDOFF`) is reported as 0, so an exact fit (as many points as
+    parameters) shows the same residuals on every machine, whatever its BLAS rounds last."""
+    residual = np.asarray(fitted, dtype=float) - np.asarray(observed, dtype=float)
+    residual = np.where(np.abs(residual) <= ROUNDOFF * np.abs(observed), 0.0, residual)
     return pl.DataFrame(
         {
             "x": x,
             "observed": observed,
             "fitted": fitted,
-            "residual": fitted - observed,
-            "relative_residual": (fitted - observed) / observed,
+            "residual": residual,
+            "relative_residual": residual / observed,
             "used_in_fit": used,
             "row_id": row_ids,
         }
