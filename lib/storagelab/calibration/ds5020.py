@@ -71,6 +71,19 @@ def scenarios() -> list[Scenario]:
         ]
         if k == 4:
             pts += [
+                _point(f"ds5020-t4-{kind}-tile{t}", f"{what}, tile {t} of 4 (Table 4)", note=note)
+                for t in range(1, 5)
+                for kind, what, note in (
+                    ("web-iops", "Iometer web server IOPS", ""),
+                    ("scan-mbps", "256 KB scan MB/s", "controller read-ahead is not modelled"),
+                )
+            ]
+            pts += [
+                _point(f"ds5020-t3-iops-tile{t}", f"Orion small IOPS, tile {t} of 4 (Table 3)",
+                       note="Orion span: the 1,924,071,424 B test target of Figure 17")
+                for t in range(1, 5)
+            ]  # fmt: skip
+            pts += [
                 _point("ds5020-t3-iops-total", "Orion small IOPS, 4 tiles (Table 3)",
                        note="Orion span: the 1,924,071,424 B test target of Figure 17"),
                 _point("ds5020-t4-web-iops-total", "Iometer web server IOPS, 4 tiles (Table 4)"),
@@ -85,6 +98,11 @@ def scenarios() -> list[Scenario]:
                 f"ds5020-t2-latency-t{k}": _mean_ms(res, "jetstress 1 db read"),
             }
             if k == 4:
+                out |= {f"ds5020-t4-web-iops-tile{t}": _total(res, f"web {t}") for t in range(1, 5)}
+                out |= {
+                    f"ds5020-t4-scan-mbps-tile{t}": _total(res, f"scan {t}", "mb_per_s") for t in range(1, 5)
+                }
+                out |= {f"ds5020-t3-iops-tile{t}": _total(res, f"orion {t}") for t in range(1, 5)}
                 out |= {
                     "ds5020-t3-iops-total": _total(res, "orion"),
                     "ds5020-t4-web-iops-total": _total(res, "web"),
@@ -96,17 +114,25 @@ def scenarios() -> list[Scenario]:
 
     def orion_large(seed: int, quick: bool) -> dict[str, float]:
         res = ds5020().run(tile_workload(4, ORION_MBPS), seed=seed, **_times(quick))
-        return {"ds5020-t3-mbps-total": _total(res, "orion", "mb_per_s")}
+        per_tile = {f"ds5020-t3-mbps-tile{t}": _total(res, f"orion {t}", "mb_per_s") for t in range(1, 5)}
+        return {"ds5020-t3-mbps-total": _total(res, "orion", "mb_per_s"), **per_tile}
 
     def orion_min_latency(seed: int, quick: bool) -> dict[str, float]:
         res = ds5020().run(tile_workload(4, ORION_MIN_LAT), seed=seed, **_times(quick))
-        return {"ds5020-t3-latency-avg": _mean_ms(res, "orion")}
+        per_tile = {f"ds5020-t3-latency-tile{t}": _mean_ms(res, f"orion {t}") for t in range(1, 5)}
+        return {"ds5020-t3-latency-avg": _mean_ms(res, "orion"), **per_tile}
 
     out.append(
         Scenario(
             STUDY,
             "4 tiles, Orion large=9",
-            (_point("ds5020-t3-mbps-total", "Orion large MB/s, 4 tiles (Table 3)"),),
+            (
+                _point("ds5020-t3-mbps-total", "Orion large MB/s, 4 tiles (Table 3)"),
+                *(
+                    _point(f"ds5020-t3-mbps-tile{t}", f"Orion large MB/s, tile {t} of 4 (Table 3)")
+                    for t in range(1, 5)
+                ),
+            ),
             orion_large,
         )
     )
@@ -114,7 +140,13 @@ def scenarios() -> list[Scenario]:
         Scenario(
             STUDY,
             "4 tiles, Orion small=1",
-            (_point("ds5020-t3-latency-avg", "Orion minimum latency, 4 tiles (Table 3)"),),
+            (
+                _point("ds5020-t3-latency-avg", "Orion minimum latency, 4 tiles (Table 3)"),
+                *(
+                    _point(f"ds5020-t3-latency-tile{t}", f"Orion minimum latency, tile {t} (Table 3)")
+                    for t in range(1, 5)
+                ),
+            ),
             orion_min_latency,
         )
     )
