@@ -41,6 +41,7 @@ __all__ = [
     "Stream",
     "atlantis_vdi_iometer",
     "boot_storm",
+    "combine",
     "dvd_store",
     "ilio_extra_writes",
     "iometer_sequential_read",
