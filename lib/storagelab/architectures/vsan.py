@@ -10,7 +10,8 @@ its devices. In the hybrid configurations reads hit the SSD read cache (the work
 64 x 7.5 GB = 480 GB fits in the four 560 GB read caches, warmed by the 30-minute ramp) and writes land
 in the SSD write buffer; the test writes less than the 240 GB buffer per host holds, so destaging to the
 10K drives is left out. In the all-flash configuration writes land on the NVMe buffer and reads come
-from the S3500 capacity SSDs.
+from the S3500 capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset,
+an SSD of the same family; the S3500's own datasheet was not consulted).
 
 Two parameters are fitted, by exact MVA of this network (:func:`storagelab.calibration.vsan.fit`): the
 software/network delay on the all-flash IOPS at 16 and 64 VMs, and each configuration's per-IO host
@@ -76,9 +77,8 @@ def vsan(configuration: str = "all-flash NVMe") -> Topology:
     flash = configuration == "all-flash NVMe"
     nodes = []
     for h in range(1, int(p["hosts"].value) + 1):
-        cap_ssd = "SATA SSD"
-        if flash:
-            capacity = [Station(f"host {h} S3500 {i}", devices.preset(cap_ssd)) for i in range(4)]
+        if flash:  # the S3500 capacity SSDs are modelled with the S3700 ("SATA SSD") datasheet figures
+            capacity = [Station(f"host {h} S3500 {i}", devices.preset("SATA SSD")) for i in range(4)]
             reads = RaidSet(f"host {h} capacity tier", raid.Raid0(4, int(p["placement"].si)), capacity)
             writes = Station(f"host {h} NVMe write buffer", devices.preset("NVMe SSD"))
             tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
