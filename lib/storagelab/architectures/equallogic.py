@@ -36,6 +36,8 @@ def params(ilio: bool = False, read_hit_ratio: float | None = None) -> dict[str,
         "link_rate": Param(117, "MB/s", "device-physics", f"{_DOC}: 'Network connectivity 1Gb/sec'; 1 GbE carries "
                            "about 117 MB/s of iSCSI payload after Ethernet/IP/TCP framing"),
         "controller_overhead": Param(50, "us", "assumption", "per-IO processing of the active controller; not stated"),
+        "controller_bandwidth": Param(2, "GB/s", "assumption", "the controller's internal transfer rate: set far "
+                                      "above the 1 GbE link so that it never binds; not stated"),
         "cache_write_latency": Param(0.2, "ms", "assumption", "write acknowledged from mirrored controller cache; "
                                      "not stated"),
         "write_headroom": Param(4, "MiB", "assumption", "steady state of a long run: the cache is at its destage "
@@ -79,7 +81,9 @@ def equallogic(ilio: bool = False, read_hit_ratio: float | None = None) -> Topol
     )  # fmt: skip
     hit = Delay("controller cache hit", p["controller_overhead"].si)
     cache = WarmReadCache("controller read cache", hit, wcache, p["read_hit_ratio"].value)
-    controller = Link("controller", bandwidth=2e9, per_io_overhead=p["controller_overhead"].si)
+    controller = Link(
+        "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si
+    )
     array = Path(
         "EqualLogic",
         [Delay("iSCSI", p["iscsi_latency"].si), Link("1 GbE", p["link_rate"].si), controller, cache],

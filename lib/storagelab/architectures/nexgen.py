@@ -39,6 +39,8 @@ def params() -> dict[str, Param]:
         "port_rate": Param(1.17, "GB/s", "device-physics", "10 GbE carries about 1.17 GB/s of iSCSI payload"),
         "processors": Param(2, "count", "document", f"{_DOC}, Figure 51: two storage processors, active-active"),
         "processor_overhead": Param(30, "us", "assumption", "per-IO processing per storage processor; not stated"),
+        "processor_bandwidth": Param(4, "GB/s", "assumption", "each storage processor's internal transfer rate: "
+                                     "set above the 2.34 GB/s of the two 10 GbE ports it serves, so that it never binds; not stated"),
         "stripe_unit": Param(64, "KiB", "assumption", "HDD stripe unit; not stated"),
         "vdi_flash_share": Param(1.0, "ratio", "device-physics", "the 24 GB master image and the linked clones "
                                  "that all desktops read are the hottest data on the array: served from flash"),
@@ -56,7 +58,12 @@ def nexgen() -> Topology:
     """The N5-150 with volumes ``oltp``, ``exchange`` and ``vdi`` (QoS off)."""
     p = params()
     ports = [Link(f"10GbE port {i + 1}", p["port_rate"].si) for i in range(int(p["iscsi_ports"].value))]
-    sps = [Link(f"storage processor {c}", 4e9, per_io_overhead=p["processor_overhead"].si) for c in "AB"]
+    sps = [
+        Link(
+            f"storage processor {c}", p["processor_bandwidth"].si, per_io_overhead=p["processor_overhead"].si
+        )
+        for c in "AB"
+    ]
     ssd = devices.preset("NVMe SSD")
     ssd.capacity = int(p["flash_capacity"].si)  # the volumes' address ranges share the 2.4 TB tier
     flash = Station("ioMemory flash", ssd)

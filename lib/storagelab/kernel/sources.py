@@ -101,7 +101,12 @@ class Source:
         )
         self._block: list = []
         self._k = 0
-        self._op_cls = {True: f"{self.cls} read", False: f"{self.cls} write"}
+        # the class each IO is recorded under, by op (the same for both unless reads and writes are split)
+        self._op_cls = (
+            {True: f"{self.cls} read", False: f"{self.cls} write"}
+            if self.split_ops
+            else {True: self.cls, False: self.cls}
+        )
         self.in_system = 0
         self.issued_total = 0  # every IO issued, warm-up included (for speed measurements)
         self.reset_stats()
@@ -122,9 +127,7 @@ class Source:
             k = 0
         self._k = k + 1
         is_read, size, address = self._block[k]
-        if self.split_ops:
-            return IORequest(is_read, size, address, 0, self._op_cls[is_read], self.env._now)
-        return IORequest(is_read, size, address, 0, self.cls, self.env._now)
+        return IORequest(is_read, size, address, 0, self._op_cls[is_read], self.env._now)
 
     def _issue(self, io: IORequest | None = None) -> None:
         """Submit ``io`` (default: the next IO) to the target, counting it in the system."""
