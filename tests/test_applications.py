@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from storagelab import datasets, devices
+from storagelab import datasets, provenance
 from storagelab.kernel import Exponential, Station
 from storagelab.kernel.component import Component, completion_in
 from storagelab.kernel.sources import ClosedSource, OpenSource
@@ -78,8 +78,8 @@ def test_every_param_has_an_allowed_origin_and_a_source(generator):
     w = generator()
     assert w.params
     for key, p in w.params.items():
-        assert isinstance(p, devices.Param), key
-        assert p.origin in devices.ORIGINS, key
+        assert isinstance(p, provenance.Param), key
+        assert p.origin in provenance.ORIGINS, key
         assert isinstance(p.source, str) and p.source.strip(), key
         if p.origin == "assumption":
             assert len(p.source.strip()) > 20, f"{key}: an assumption must say why, got {p.source!r}"

@@ -21,7 +21,7 @@ from storagelab.architectures import vsan as vsan_preset
 from storagelab.architectures.topology import Topology
 from storagelab.calibration.base import Point, _passes
 from storagelab.cli import app
-from storagelab.devices import Param
+from storagelab.provenance import Param
 
 runner = CliRunner()
 
@@ -260,7 +260,7 @@ def test_every_preset_parameter_carries_its_origin(name):
     assert topology.params, f"{name}: no parameters"
     for key, p in topology.params.items():
         assert isinstance(p, Param), f"{name}: {key} is not a Param"
-        assert p.origin in devices.ORIGINS, (name, key, p.origin)
+        assert p.origin in provenance.ORIGINS, (name, key, p.origin)
         assert p.source.strip(), (name, key)
     fits = {k for k, p in topology.params.items() if p.origin == "fit"}
     assert fits <= set(topology.fitted_on), (

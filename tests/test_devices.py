@@ -15,15 +15,14 @@ from storagelab.devices import (
     DATASHEET_BLOCK,
     DRAM,
     HDD,
-    ORIGINS,
     SSD,
     NVMe,
-    Param,
     SeekCurve,
     SeekSpec,
     preset,
     preset_names,
 )
+from storagelab.provenance import ORIGINS, Param
 
 HDD_PRESETS = ("15K FC/SAS", "10K SAS", "7.2K NL-SAS")
 
@@ -371,8 +370,8 @@ def test_ssd_from_datasheet_rejects_impossible_numbers():
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"parallelism": Param(2.5, "count", "fit", "t")}, "parallelism must be a whole number"),
-        ({"parallelism": Param(0, "count", "fit", "t")}, "parallelism must be >= 1"),
+        ({"parallelism": Param(2.5, "count", "datasheet", "t")}, "parallelism must be a whole number"),
+        ({"parallelism": Param(0, "count", "datasheet", "t")}, "parallelism must be >= 1"),
         ({"read_latency": Param(50, "MB/s", "datasheet", "t")}, "read_latency must be a time"),
         ({"jitter_scv": -0.1}, "jitter_scv"),
     ],
@@ -383,7 +382,7 @@ def test_ssd_constructor_validation_names_the_parameter(changes, message):
         "write_latency": Param(65, "us", "datasheet", "t"),
         "read_bandwidth": Param(500, "MB/s", "datasheet", "t"),
         "write_bandwidth": Param(460, "MB/s", "datasheet", "t"),
-        "parallelism": Param(4, "count", "fit", "t"),
+        "parallelism": Param(4, "count", "datasheet", "t"),
     } | changes
     with pytest.raises(ValueError, match=message):
         SSD("test", **kwargs)

@@ -154,8 +154,8 @@ def bench(
 
 #: The columns ``calibrate`` prints (the CSV keeps all of :data:`storagelab.calibration.COLUMNS`).
 _CALIBRATION_SHOWN = (
-    "study", "point", "role", "metric", "unit", "published", "simulated", "ci_low", "ci_high", "error",
-    "tolerance", "pass",
+    "study", "claim", "point", "role", "sensitive", "pass", "unit", "published", "simulated", "ci_low",
+    "ci_high", "simulated_half", "simulated_double",
 )  # fmt: skip
 
 
@@ -169,17 +169,23 @@ def calibrate(
     replications: Annotated[
         int | None, typer.Option(help="independent runs per scenario, >= 2 (default 5, or 3 with --quick)")
     ] = None,
+    perturbed_replications: Annotated[
+        int, typer.Option(help="runs per scenario with capacity x0.5 and x2 (the sensitivity check)")
+    ] = 2,
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
 ) -> None:
-    """Run the calibration scenarios and compare with the published points (fitted vs predicted)."""
+    """Run the calibration scenarios and compare with the published claims: informative predicted
+    claims within tolerance per study, with fitted, insensitive and derived claims set apart."""
 
     from storagelab import calibration
 
     # every check on the input before the first simulation: a long run must not fail at the end
-    if study is not None and study not in calibration.STUDIES:
-        _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(calibration.STUDIES)}"))
+    if study is not None and study not in calibration.study_ids():
+        _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(calibration.study_ids())}"))
     if replications is not None and replications < 2:
         _fail(ValueError(f"--replications must be >= 2 (for a confidence interval), got {replications}"))
+    if not 1 <= perturbed_replications <= (replications or (3 if quick else 5)):
+        _fail(ValueError(f"--perturbed-replications must be from 1 to --replications, got {perturbed_replications}"))
     if out is not None and not out.parent.is_dir():
         _fail(FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist"))
     if out is not None and out.is_dir():
@@ -191,21 +197,16 @@ def calibrate(
 
     # not wrapped in ``except ValueError``: the arguments are checked above, so a ValueError from here on
     # is a fault in a model and keeps its traceback
-    table = calibration.calibrate(
+    result = calibration.calibrate(
         study,
         quick=quick,
         replications=replications,
+        perturbed_replications=perturbed_replications,
         seed=seed,
         progress=lambda name: typer.echo(name, err=True),
     )
-    _echo_tables(table.select(_CALIBRATION_SHOWN), calibration.pass_rates(table), str_lengths=40)
+    _echo_tables(result.to_frame().select(_CALIBRATION_SHOWN), str_lengths=40)
+    typer.echo(result.summary())
     if out is not None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-        os.close(fd)
-        try:
-            table.write_csv(tmp)
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        result.to_csv(out)
         typer.echo(f"rows written: {out}")

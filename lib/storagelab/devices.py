@@ -4,7 +4,7 @@ A device model answers one question for a station: how long (seconds) does this 
 ``parallelism`` servers? ``service_time(is_read, size, address, rng)`` is called when service starts;
 ``mean_service_time(is_read, size)`` is the analytic mean, for validation and for sizing.
 
-Every number behind a model is a :class:`Param`: a value, its unit (a symbol of
+Every number behind a model is a :class:`~storagelab.provenance.Param`: a value, its unit (a symbol of
 :mod:`storagelab.units`), where it comes from (``origin``: one of the project's source studies, device
 physics, a datasheet, or a fit) and the exact place (``source``). ``model.params`` lists them, so a
 notebook can print the provenance of every device it simulates.
@@ -31,43 +31,13 @@ from typing import ClassVar
 import numpy as np
 from scipy.optimize import brentq
 
-from storagelab.units import UNITS, to_si
-
-#: Where a parameter value may come from. ``assumption``: not stated by any source; the ``source`` text
-#: says what was assumed and on what evidence.
-ORIGINS = ("document", "device-physics", "datasheet", "fit", "assumption")
+from storagelab.provenance import Param
+from storagelab.units import UNITS
 
 #: Block size of the datasheets' random-IO figures ("4 KB random" means 4,096-byte transfers).
 DATASHEET_BLOCK = 4096
 
 _BLOCK = 4096  # variates drawn per numpy call on the per-IO path
-
-
-@dataclass(frozen=True)
-class Param:
-    """One model parameter: ``value`` in ``unit`` (a :data:`storagelab.units.UNITS` symbol), its
-    ``origin`` (one of :data:`ORIGINS`) and its ``source`` (the document, manual, section or fit it
-    comes from). ``si`` is the value in SI units (s, B, B/s, 1/s, count)."""
-
-    value: float
-    unit: str
-    origin: str
-    source: str
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.value, int | float) or not math.isfinite(self.value):
-            raise ValueError(f"Param value must be a finite number, got {self.value!r}")
-        if self.unit not in UNITS:
-            raise ValueError(f"Param unit {self.unit!r} is not a known unit; known: {', '.join(UNITS)}")
-        if self.origin not in ORIGINS:
-            raise ValueError(f"Param origin {self.origin!r} is not allowed; allowed: {', '.join(ORIGINS)}")
-        if not isinstance(self.source, str) or not self.source.strip():
-            raise ValueError("Param source must say where the value comes from (a non-empty string)")
-
-    @property
-    def si(self) -> float:
-        """The value in SI units."""
-        return to_si(self.value, self.unit)
 
 
 def _param(name: str, p: object, quantity: str, low: float, high: float = math.inf) -> float:
@@ -511,8 +481,8 @@ class SSD:
         if parallelism is None:
             units = max(1, round(r_iops * r_lat))
             parallelism = Param(
-                units, "count", "fit",
-                f"round(read IOPS {read_iops.value:g} x read latency {read_latency.value:g} {read_latency.unit}) "
+                units, "count", "datasheet",
+                f"arithmetic on the datasheet: round(read IOPS {read_iops.value:g} x read latency {read_latency.value:g} {read_latency.unit}) "
                 f"= round({r_iops * r_lat:.3f})",
             )  # fmt: skip
         units = _param("parallelism", parallelism, "count", 1.0, 4096.0)
@@ -526,8 +496,8 @@ class SSD:
                     f"transfer at {bw:g} B/s; raise parallelism or check the datasheet numbers"
                 )
             base[op] = Param(
-                s * 1e6, "us", "fit",
-                f"parallelism {units:g} / {op} IOPS {p_iops.value:g} - {block} B / {op} bandwidth "
+                s * 1e6, "us", "datasheet",
+                f"arithmetic on the datasheet: parallelism {units:g} / {op} IOPS {p_iops.value:g} - {block} B / {op} bandwidth "
                 f"{p_bw.value:g} {p_bw.unit}, so that parallelism / mean {block}-byte service time = datasheet IOPS",
             )  # fmt: skip
         dev = cls(
@@ -607,6 +577,30 @@ def preset(name: str) -> HDD | SSD | DRAM:
         if name in family.PRESETS:
             return family.PRESETS[name]()
     raise ValueError(f"unknown device preset {name!r}; known: {', '.join(map(repr, preset_names()))}")
+
+
+class ScaledDevice:
+    """A device model whose service times are ``factor`` times those of ``model`` (everything else, its
+    parallelism, capacity and state, is the model's): what the calibration's sensitivity check builds
+    when it halves or doubles a preset's capacity."""
+
+    def __init__(self, model: object, factor: float) -> None:
+        if not factor > 0:
+            raise ValueError(f"a service-time factor must be positive, got {factor!r}")
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "factor", float(factor))
+
+    def service_time(self, is_read: bool, size: int, address: int, rng: np.random.Generator) -> float:
+        return self.factor * self.model.service_time(is_read, size, address, rng)
+
+    def mean_service_time(self, is_read: bool, size: int) -> float:
+        return self.factor * self.model.mean_service_time(is_read, size)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.model, name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        setattr(self.model, name, value)
 
 
 def preset_names() -> tuple[str, ...]:

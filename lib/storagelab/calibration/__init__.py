@@ -1,12 +1,16 @@
-"""Calibration of the architecture presets against the published results.
+"""Calibration of the architecture presets against the published results: where the published and the
+simulated wings meet.
 
 >>> from storagelab import calibration
->>> table = calibration.calibrate(study="ds5020", quick=True)   # one row per published point
->>> calibration.pass_rates(table)                               # share within tolerance, per study and role
+>>> result = calibration.calibrate(study="ds5020", quick=True)   # a CalibrationResult
+>>> print(result.summary())          # the headline, counts per study, insensitive and derived claims
+>>> result.to_frame()                # one row per published point, nothing dropped
+>>> result.claims(); result.pass_rates(); result.chart()
 
-Each study module (:mod:`~storagelab.calibration.ds5020`, ...) lists its scenarios and the published
-points they reproduce, and names the points its fitted parameters were fitted on (``FITTED_ON``); every
-other point is a prediction.
+Each study's home (:mod:`storagelab.studies`) lists its scenarios and the published points they
+reproduce; the points its fitted parameters were fitted on are read from the parameters themselves
+(``Param.fitted_on``). The rules that turn points into claims and claims into a headline are in
+:mod:`storagelab.calibration.claims`.
 """
 
 from __future__ import annotations
@@ -15,32 +19,54 @@ from collections.abc import Callable
 
 import polars as pl
 
-from storagelab.calibration import ds5020, equallogic, nexgen, vsan, xtremio
-from storagelab.calibration.base import COLUMNS, Point, Scenario, run_scenarios
+from storagelab.calibration.claims import (
+    COLUMNS,
+    SENSITIVITY_FACTORS,
+    Point,
+    Replications,
+    Scenario,
+    interval,
+    settle_claims,
+    tabulate,
+)
+from storagelab.calibration.results import CalibrationResult
+from storagelab.provenance import capacity_scale
 
-#: Calibrated architecture -> its calibration module (``scenarios()`` and ``FITTED_ON``). The EqualLogic
-#: points come from the ILIO study (``ilio``), the XtremIO points from the VPLEX study (``vplex``).
-STUDIES = {"ds5020": ds5020, "vsan": vsan, "nexgen": nexgen, "equallogic": equallogic, "xtremio": xtremio}
+__all__ = [
+    "COLUMNS", "CalibrationResult", "Point", "Scenario", "calibrate", "fitted_points", "interval", "scenarios",
+    "study_ids",
+]  # fmt: skip
 
-__all__ = ["COLUMNS", "STUDIES", "Point", "Scenario", "calibrate", "fitted_points", "pass_rates", "scenarios"]
+
+def study_ids() -> tuple[str, ...]:
+    """The calibrated studies (``datasets/`` ids)."""
+    from storagelab import studies
+
+    return tuple(studies.STUDIES)
+
+
+def _studies(study: str | None) -> list[str]:
+    ids = study_ids()
+    if study is None:
+        return list(ids)
+    if study not in ids:
+        raise ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(ids)}")
+    return [study]
 
 
 def scenarios(study: str | None = None) -> list[Scenario]:
     """The scenarios of one study (or all)."""
-    return [sc for name in _studies(study) for sc in STUDIES[name].scenarios()]
+    from storagelab import studies
+
+    return [sc for name in _studies(study) for sc in studies.STUDIES[name].scenarios()]
 
 
 def fitted_points(study: str | None = None) -> set[str]:
-    """Row ids of the published points that fitted parameters were fitted on."""
-    return {row for name in _studies(study) for rows in STUDIES[name].FITTED_ON.values() for row in rows}
+    """Row ids of the published points that fitted parameters (of the study's presets and workloads)
+    were fitted on."""
+    from storagelab import studies
 
-
-def _studies(study: str | None) -> list[str]:
-    if study is None:
-        return list(STUDIES)
-    if study not in STUDIES:
-        raise ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(STUDIES)}")
-    return [study]
+    return {row for name in _studies(study) for rows in studies.STUDIES[name].fitted_on().values() for row in rows}
 
 
 def calibrate(
@@ -48,14 +74,19 @@ def calibrate(
     *,
     quick: bool = False,
     replications: int | None = None,
+    sensitivity: bool = True,
+    perturbed_replications: int = 2,
     seed: int = 1,
     confidence: float = 0.95,
     progress: Callable[[str], None] | None = None,
-) -> pl.DataFrame:
-    """Run the calibration scenarios of ``study`` (default: all) and return the table (:data:`COLUMNS`).
+) -> CalibrationResult:
+    """Run the calibration scenarios of ``study`` (default: all) and return the result.
 
     ``quick``: short runs (seconds of simulated time each) and 3 replications by default; otherwise
-    longer runs and 5 replications. ``progress`` is called with each scenario's name as it starts.
+    longer runs and 5 replications (seeds ``seed``, ``seed + 1``, ...). With ``sensitivity`` every
+    scenario runs again with the presets' capacity-setting parameters scaled by 0.5 and by 2, with
+    ``perturbed_replications`` replications (the first seeds of the main run); without it ``sensitive``
+    is left empty. ``progress`` is called with each scenario's name as it starts.
     """
     if replications is None:
         replications = 3 if quick else 5
@@ -63,18 +94,31 @@ def calibrate(
         raise ValueError(
             f"replications must be an integer >= 2 (for a confidence interval), got {replications!r}"
         )
-    return run_scenarios(
-        scenarios(study), fitted_points(study), replications=replications, seed=seed, quick=quick,
-        confidence=confidence, progress=progress,
-    )  # fmt: skip
+    if not isinstance(perturbed_replications, int) or not 1 <= perturbed_replications <= replications:
+        raise ValueError(
+            f"perturbed_replications must be an integer from 1 to replications ({replications}), "
+            f"got {perturbed_replications!r}"
+        )
+    fitted = fitted_points(study)
+    rows = []
+    for sc in scenarios(study):
+        if progress is not None:
+            progress(f"{sc.study}: {sc.name}")
+        main = Replications.run(sc, [seed + r for r in range(replications)], quick)
+        perturbed = {}
+        if sensitivity:
+            for f in SENSITIVITY_FACTORS:
+                with capacity_scale(f):
+                    perturbed[f] = Replications.run(sc, [seed + r for r in range(perturbed_replications)], quick)
+        rows += tabulate(sc, main, perturbed, fitted, confidence)
+    table = settle_claims(pl.DataFrame(rows, schema=claims_schema()))
+    if not sensitivity:
+        table = table.with_columns(sensitive=pl.lit(None, pl.Boolean))
+    return CalibrationResult(table.select(COLUMNS))
 
 
-def pass_rates(table: pl.DataFrame) -> pl.DataFrame:
-    """Per study and role: points simulated, points within tolerance, and the share (%)."""
-    return (
-        table.filter(pl.col("pass").is_not_null())
-        .group_by("study", "role")
-        .agg(points=pl.len(), within_tolerance=pl.col("pass").sum())
-        .with_columns(share_pct=(100 * pl.col("within_tolerance") / pl.col("points")).round(1))
-        .sort("study", "role")
-    )
+def claims_schema() -> dict:
+    """The table's column types."""
+    from storagelab.calibration.claims import SCHEMA
+
+    return SCHEMA

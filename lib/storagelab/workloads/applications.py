@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from storagelab.devices import Param
+from storagelab.provenance import Param
 from storagelab.kernel.component import Component
 from storagelab.kernel.service import ServiceDistribution
 from storagelab.kernel.sources import ClosedSource, OpenSource, Source
@@ -194,6 +194,12 @@ class ApplicationWorkload:
             )
         return [s.source(volumes[s.volume]) for s in self.streams]
 
+    def with_param(self, key: str, param: Param) -> ApplicationWorkload:
+        """This workload with its defining number ``key`` re-tagged (e.g. a study that fitted it)."""
+        if key not in self.params:
+            raise KeyError(f"workload {self.name!r} has no parameter {key!r}; it has: {', '.join(self.params)}")
+        return replace(self, params={**self.params, key: param})
+
     def param_table(self) -> list[dict[str, object]]:
         """The defining numbers as rows: name, value, unit, origin, source."""
         return [
@@ -215,6 +221,19 @@ def _doc(value: float, unit: str, source: str) -> Param:
 
 def _assume(value: float, unit: str, why: str) -> Param:
     return Param(value, unit, "assumption", why)
+
+
+def _fit_default(value: float, default: float, unit: str, how: str, fitted_on: tuple[str, ...]) -> Param:
+    """The generator's default for a number fitted on published points, or the caller's own value."""
+    if value == default:
+        return Param(value, unit, "fit", how, fitted_on=fitted_on)
+    return Param(value, unit, "user", f"set by the caller (the default {default:g} is a fit: {how})")
+
+
+#: The published points the DVD Store IOs per order were computed from (NexGen scenario 2).
+IOS_PER_ORDER_FITTED_ON = ("s2-cache-iops-mean", "s2-opm-hi")
+#: The published points the IOs per desktop boot were computed from (ILIO study, 7.1.5).
+IOS_PER_BOOT_FITTED_ON = ("boot-t1-peak", "boot-time-75")
 
 
 # -- Exchange -----------------------------------------------------------------------------------------
@@ -435,7 +454,7 @@ def dvd_store(
     each; a thread places an order (``ios_per_order`` 8 KiB random IOs one after another), then thinks
     ``think`` seconds. Orders per minute = completed IOs / ``ios_per_order`` x 60.
 
-    ``ios_per_order`` is an assumption derived from the study's scenario 2: about 10,000 host-cache
+    ``ios_per_order`` is fitted (by arithmetic) on the study's scenario 2: about 10,000 host-cache
     IOPS at 35,000-40,000 OPM (600-667 orders/s), i.e. 15-17 IOs per order.
     """
     params = {
@@ -443,8 +462,9 @@ def dvd_store(
         "threads_per_vm": _doc(threads, "count", f"{_NEXGEN}, DVD Store: 'Number of threads per VM: 12'"),
         "think_time": _doc(think * 1e3, "ms", f"{_NEXGEN}, DVD Store: 'Think time: 100 milliseconds' "
                            "(scenario 1; 0 ms in scenario 2)"),
-        "ios_per_order": _assume(ios_per_order, "count", f"{_NEXGEN}, scenario 2: ~10,000 ioTurbine cache IOPS "
-                                 "at 35,000-40,000 OPM -> 10,000 / (40,000 / 60) = 15 IOs per order"),
+        "ios_per_order": _fit_default(ios_per_order, 15, "count", f"{_NEXGEN}, scenario 2: ~10,000 ioTurbine "
+                                      "cache IOPS at 35,000-40,000 OPM -> 10,000 / (40,000 / 60) = 15 IOs per order",
+                                      IOS_PER_ORDER_FITTED_ON),
         "read_pct": _assume(90, "%", "DVD Store is browse-heavy (3 browses per purchase); SQL Server OLTP "
                             "reads about 90 % of its page IOs; not stated in the study"),
         "database_size": _doc(50, "GB", f"{_NEXGEN}: 'the 50 GB test database'"),
@@ -503,8 +523,9 @@ def boot_storm(
         "desktops": _doc(desktops, "count", f"{_NEXGEN}: 'a 600-count boot storm'"),
         "power_on_interval": _assume(round(1 / power_on_rate, 6), "s", "seconds between two desktops powered on by "
                                      "the broker (1 / power_on_rate): not stated in either study"),
-        "ios_per_boot": _assume(ios_per_boot, "count", f"{_ILIO}, 7.1.5: Tier-1 peak 6,028 IOPS x 170 s boot of 75 "
-                                "desktops / 75 = 13,660 IOs per desktop boot (an upper estimate: peak, not mean)"),
+        "ios_per_boot": _fit_default(ios_per_boot, 13_660.0, "count", f"{_ILIO}, 7.1.5: Tier-1 peak 6,028 IOPS x "
+                                     "170 s boot of 75 desktops / 75 = 13,660 IOs per desktop boot (an upper "
+                                     "estimate: peak, not mean)", IOS_PER_BOOT_FITTED_ON),
         "boot_duration": _assume(boot_duration, "s", f"{_ILIO}, 7.1.5: a single desktop boots in about 12 s"),
         "read_pct": _assume(90, "%", "Windows boot reads the OS image; writes are page file and logs"),
     }  # fmt: skip

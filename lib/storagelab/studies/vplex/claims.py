@@ -3,8 +3,9 @@ paper sizes XtremIO for 50 % of its peak), and the doubling of read bandwidth wi
 
 from __future__ import annotations
 
-from storagelab.architectures import xtremio as preset
-from storagelab.calibration.base import Point, Scenario
+from storagelab.calibration.claims import Point, Scenario
+from storagelab.studies.fits import fits_of
+from storagelab.studies.vplex import preset
 from storagelab.kernel import ClosedSource, FixedSampler, OpenSource
 from storagelab.simulation import simulate
 
@@ -15,7 +16,7 @@ SIZES_KIB = (4, 8, 64, 256)
 def latency_ms(size: int, is_read: bool, seed: int, quick: bool, load: float = 0.5) -> float:
     """Mean latency (ms) of open-loop IOs of one size and direction at ``load`` x the model's peak."""
     topo = preset.xtremio(1)
-    rate = load * preset.capacity_iops(topo.params, is_read, size)
+    rate = load * preset.capacity_iops(topo, is_read, size)
     lun = topo.volumes["lun"]
     src = OpenSource(
         "io", lun, FixedSampler(size=size, read_pct=100 if is_read else 0, span=10**11), rate=rate
@@ -69,4 +70,6 @@ def scenarios() -> list[Scenario]:
     ]
 
 
-FITTED_ON: dict[str, tuple[str, ...]] = {}
+def fitted_on() -> dict[str, tuple[str, ...]]:
+    """Fitted parameters of the XtremIO model and the points they were fitted on (none)."""
+    return fits_of(*(preset.xtremio(b).params for b in preset.BRICKS))

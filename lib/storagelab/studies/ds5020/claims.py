@@ -7,40 +7,14 @@ import math
 
 import polars as pl
 
-from storagelab.architectures.ds5020 import ds5020, ds5020_characterization
-from storagelab.calibration.base import Point, Scenario
+from storagelab.calibration.claims import Point, Scenario
+from storagelab.studies.fits import fits_of
+from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
+from storagelab.studies.ds5020.workloads import ORION_MBPS, ORION_MIN_LAT, characterization_workload, tile_workload
 from storagelab.simulation import SimulationResult
 from storagelab.workloads import applications as apps
 
 STUDY = "ds5020"
-#: Orion's Table 3 maxima come from different points of its matrix: 25 small IOs outstanding (IOPS),
-#: 9 large (MB/s), 1 small (minimum latency).
-ORION_IOPS, ORION_MBPS, ORION_MIN_LAT = ("small", 25), ("large", 9), ("small", 1)
-
-
-def tile_workload(tiles: int, orion: tuple[str, int] = ORION_IOPS) -> apps.ApplicationWorkload:
-    """``tiles`` tiles of the mixed workload: Jetstress, Orion (``(kind, outstanding)``), the Iometer
-    web server and the 256 KB scan, each against its own tile's volumes."""
-    kind, q = orion
-    parts = []
-    for t in range(1, tiles + 1):
-        oracle = (apps.orion_small if kind == "small" else apps.orion_large)(
-            f"orion {t}", outstanding=q, volume=f"oracle-{t}"
-        )
-        parts += [
-            apps.jetstress(f"jetstress {t}", db_volume=f"exchange-db-{t}", log_volume=f"exchange-log-{t}"),
-            oracle,
-            apps.iometer_web_server(f"web {t}", volume=f"web-{t}"),
-            apps.sequential_scan(f"scan {t}", volume=f"scan-{t}"),
-        ]
-    return apps.combine(f"{tiles}-tile mix", parts)
-
-
-def characterization_workload() -> apps.ApplicationWorkload:
-    """Eight LUNs, each read by four workers with 16 outstanding 1 MB sequential reads."""
-    return apps.combine(
-        "characterization", [apps.iometer_sequential_read(f"seq {i}", volume=f"lun-{i}") for i in range(1, 9)]
-    )
 
 
 def _times(quick: bool) -> dict[str, float]:
@@ -57,8 +31,8 @@ def _mean_ms(res: SimulationResult, prefix: str) -> float:
     return float((s["mean_ms"] * s["count"]).sum() / s["count"].sum()) if s.height else math.nan
 
 
-def _point(row: str, what: str, comparison: str = "two-sided", note: str = "") -> Point:
-    return Point(STUDY, row, what, comparison, note)
+def _point(row: str, what: str, comparison: str = "two-sided", note: str = "", claim: str = "") -> Point:
+    return Point(STUDY, row, what, comparison, note, claim=claim)
 
 
 def scenarios() -> list[Scenario]:
@@ -71,7 +45,8 @@ def scenarios() -> list[Scenario]:
         ]
         if k == 4:
             pts += [
-                _point(f"ds5020-t4-{kind}-tile{t}", f"{what}, tile {t} of 4 (Table 4)", note=note)
+                _point(f"ds5020-t4-{kind}-tile{t}", f"{what}, tile {t} of 4 (Table 4)", note=note,
+                       claim=f"ds5020-t4-{kind}")
                 for t in range(1, 5)
                 for kind, what, note in (
                     ("web-iops", "Iometer web server IOPS", ""),
@@ -80,15 +55,16 @@ def scenarios() -> list[Scenario]:
             ]
             pts += [
                 _point(f"ds5020-t3-iops-tile{t}", f"Orion small IOPS, tile {t} of 4 (Table 3)",
-                       note="Orion span: the 1,924,071,424 B test target of Figure 17")
+                       note="Orion span: the 1,924,071,424 B test target of Figure 17", claim="ds5020-t3-iops")
                 for t in range(1, 5)
             ]  # fmt: skip
             pts += [
                 _point("ds5020-t3-iops-total", "Orion small IOPS, 4 tiles (Table 3)",
-                       note="Orion span: the 1,924,071,424 B test target of Figure 17"),
-                _point("ds5020-t4-web-iops-total", "Iometer web server IOPS, 4 tiles (Table 4)"),
+                       note="Orion span: the 1,924,071,424 B test target of Figure 17", claim="ds5020-t3-iops"),
+                _point("ds5020-t4-web-iops-total", "Iometer web server IOPS, 4 tiles (Table 4)",
+                       claim="ds5020-t4-web-iops"),
                 _point("ds5020-t4-scan-mbps-total", "256 KB scan MB/s, 4 tiles (Table 4)",
-                       note="controller read-ahead is not modelled"),
+                       note="controller read-ahead is not modelled", claim="ds5020-t4-scan-mbps"),
             ]  # fmt: skip
 
         def run(seed: int, quick: bool, k: int = k) -> dict[str, float]:
@@ -127,9 +103,10 @@ def scenarios() -> list[Scenario]:
             STUDY,
             "4 tiles, Orion large=9",
             (
-                _point("ds5020-t3-mbps-total", "Orion large MB/s, 4 tiles (Table 3)"),
+                _point("ds5020-t3-mbps-total", "Orion large MB/s, 4 tiles (Table 3)", claim="ds5020-t3-mbps"),
                 *(
-                    _point(f"ds5020-t3-mbps-tile{t}", f"Orion large MB/s, tile {t} of 4 (Table 3)")
+                    _point(f"ds5020-t3-mbps-tile{t}", f"Orion large MB/s, tile {t} of 4 (Table 3)",
+                           claim="ds5020-t3-mbps")
                     for t in range(1, 5)
                 ),
             ),
@@ -141,9 +118,10 @@ def scenarios() -> list[Scenario]:
             STUDY,
             "4 tiles, Orion small=1",
             (
-                _point("ds5020-t3-latency-avg", "Orion minimum latency, 4 tiles (Table 3)"),
+                _point("ds5020-t3-latency-avg", "Orion minimum latency, 4 tiles (Table 3)", claim="ds5020-t3-latency"),
                 *(
-                    _point(f"ds5020-t3-latency-tile{t}", f"Orion minimum latency, tile {t} (Table 3)")
+                    _point(f"ds5020-t3-latency-tile{t}", f"Orion minimum latency, tile {t} (Table 3)",
+                           claim="ds5020-t3-latency")
                     for t in range(1, 5)
                 ),
             ),
@@ -190,5 +168,6 @@ def scenarios() -> list[Scenario]:
     return out
 
 
-#: Fitted parameters of the DS5020 model and the points they were fitted on: none.
-FITTED_ON: dict[str, tuple[str, ...]] = {}
+def fitted_on() -> dict[str, tuple[str, ...]]:
+    """Fitted parameters of the DS5020 model and its workloads, and the points they were fitted on."""
+    return fits_of(ds5020().params, tile_workload(4).params, characterization_workload().params)

@@ -14,11 +14,11 @@ prefetch are not modelled.
 
 from __future__ import annotations
 
-from storagelab import devices, raid
-from storagelab.architectures.topology import Topology
+from storagelab import raid
 from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.raid_set import RaidSet
-from storagelab.devices import Param
+from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.topology import Topology
 from storagelab.kernel import Link, Path, Station
 from storagelab.kernel.component import Component
 
@@ -38,29 +38,33 @@ TILE_LAYOUT: dict[str, tuple[str, int]] = {
 def params(host_paths: int = 8) -> dict[str, Param]:
     """The DS5020 model's parameters, each with its origin."""
     return {
-        "drives": Param(112, "count", "document", f"{_DOC}: 'A DS5020 Express with 112 15K RPM FC drives'"),
-        "drive_model": Param(15000, "rpm", "document", f"{_DOC}: 15K FC drives (device preset '15K FC/SAS')"),
+        "drives": Param(112, "count", "document", f"{_DOC}: 'A DS5020 Express with 112 15K RPM FC drives' (the "
+                        "Table 1 tiles use 28 each)"),
+        "drive": Param("15K FC/SAS", PRESET_UNIT, "document", f"{_DOC}: '112 15K RPM FC drives' (device preset "
+                       "'15K FC/SAS', Seagate Cheetah 15K.7 datasheet figures)", capacity="device"),
+        "drive_queueing": Param(1, "count", "assumption", "drives reorder queued commands shortest-seek-first "
+                                "(FC tagged command queuing): 1 = on, 0 = FIFO", choices=(0, 1)),
         "host_paths": Param(host_paths, "count", "document", f"{_DOC}: 'eight 8 Gbps FC interfaces'; the DS3950 "
-                            "test used 'only four active FC host interfaces'"),
+                            "test used 'only four active FC host interfaces'", high=16),
         "host_path_rate": Param(800, "MB/s", "device-physics", "8 Gb FC: 8.5 GBaud line rate with 8b/10b "
-                                "encoding carries 800 MB/s of payload per direction"),
-        "controllers": Param(2, "count", "document", f"{_DOC}, Figure 20: 'Number of controllers: 2'"),
+                                "encoding carries 800 MB/s of payload per direction", capacity="rate"),
+        "controllers": Param(2, "count", "document", f"{_DOC}, Figure 20: 'Number of controllers: 2'", high=8),
         "controller_bandwidth": Param(4, "GB/s", "assumption", f"{_DOC}, The Solution: 'up to 8 GB/s' internal "
-                                     "bandwidth (vendor claim), split evenly over the two controllers"),
+                                     "bandwidth (vendor claim), split evenly over the two controllers",
+                                     capacity="rate"),
         "controller_overhead": Param(25, "us", "assumption", "per-IO controller processing of a 2009 midrange "
-                                     "controller (tens of microseconds); not stated"),
-        "cache_per_controller": Param(1709, "MB", "document", f"{_DOC}, Figure 20: data cache 'Total present: 1709 MB'"),
+                                     "controller (tens of microseconds); not stated", capacity="time"),
         "write_headroom": Param(4, "MiB", "assumption", f"{_DOC}, Figure 20: 'Start cache flushing at 80%', 'Stop "
                                 "... at 80%': in the hours-long runs the cache sits at its flush threshold, so a "
                                 "write is admitted as fast as destaging frees space. A short run reaches that "
-                                "state only if the free space is small: 4 MiB of headroom per volume"),
+                                "state only if the free space is small: 4 MiB of headroom per volume (the "
+                                "1,709 MB data cache of Figure 20 is therefore not a parameter of this model)"),
+        "cache_block": Param(16, "KiB", "assumption", "write-cache allocation unit; not stated"),
         "cache_write_latency": Param(0.1, "ms", "assumption", "write acknowledged from controller DRAM after "
                                      "mirroring to the partner controller (~100 us); not stated"),
         "destage_concurrency": Param(8, "count", "assumption", "destage IOs in flight per volume; not stated"),
         "segment_size": Param(512, "KiB", "document", f"{_DOC}, Figure 20: 'Segment size: 512 KB' (shown for BK_01; "
                               "assumed for every volume)"),
-        "drive_queueing": Param(1, "count", "assumption", "drives reorder queued commands shortest-seek-first "
-                                "(FC tagged command queuing); 1 = on"),
     }  # fmt: skip
 
 
@@ -71,62 +75,72 @@ def _layout(level: str, drives: int, segment: int) -> object:
 
 
 class _Volumes:
-    """Builds volumes that share host paths and controllers, assigned round robin."""
+    """Builds volumes that share host paths and controllers, assigned round robin, from the drives."""
 
-    def __init__(self, p: dict[str, Param]) -> None:
+    def __init__(self, p: ParamSet, drives_needed: int) -> None:
         self.p = p
+        if drives_needed > p["drives"].value:
+            raise ValueError(
+                f"preset {p.preset!r}: the layout needs {drives_needed} drives, but drives = {p['drives'].value:g}"
+            )
         n_paths = int(p["host_paths"].value)
         self.paths = [Link(f"host path {i + 1}", bandwidth=p["host_path_rate"].si) for i in range(n_paths)]
+        names = "ABCDEFGH"
         self.controllers = [
             Link(
-                f"controller {c}",
+                f"controller {names[c]}",
                 bandwidth=p["controller_bandwidth"].si,
                 per_io_overhead=p["controller_overhead"].si,
             )
-            for c in "AB"
+            for c in range(int(p["controllers"].value))
         ]
         self.count = 0
         self.headroom = p["write_headroom"].si
+        self.discipline = "sstf" if p["drive_queueing"].value else "fifo"
+        self.segment = int(p["segment_size"].si)
+        self.block = int(p["cache_block"].si)
+        self.write_latency = p["cache_write_latency"].si
+        self.destage = int(p["destage_concurrency"].value)
 
     def volume(self, name: str, level: str, drives: int) -> Component:
-        p, k = self.p, self.count
+        k = self.count
         self.count += 1
         members = [
-            Station(f"{name} drive {i + 1}", devices.preset("15K FC/SAS"), discipline="sstf")
+            Station(f"{name} drive {i + 1}", self.p.device("drive"), discipline=self.discipline)
             for i in range(drives)
         ]
-        rset = RaidSet(f"{name} {level}", _layout(level, drives, int(p["segment_size"].si)), members)
+        rset = RaidSet(f"{name} {level}", _layout(level, drives, self.segment), members)
         cache = WriteBackBuffer(
-            f"{name} write cache", rset, capacity_bytes=int(self.headroom), block_bytes=16 * 1024,
-            write_latency=p["cache_write_latency"].si, high_watermark=0.0, low_watermark=0.0,
-            destage_concurrency=int(p["destage_concurrency"].value),
+            f"{name} write cache", rset, capacity_bytes=int(self.headroom), block_bytes=self.block,
+            write_latency=self.write_latency, high_watermark=0.0, low_watermark=0.0,
+            destage_concurrency=self.destage,
         )  # fmt: skip
-        return Path(name, [self.paths[k % len(self.paths)], self.controllers[k % 2], cache])
+        path = self.paths[k % len(self.paths)]
+        return Path(name, [path, self.controllers[k % len(self.controllers)], cache])
 
 
-def ds5020(host_paths: int = 8, tiles: int = 4) -> Topology:
+def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology:
     """The tile layout of Table 1: volumes ``exchange-db-1`` ... ``os-4`` for ``tiles`` tiles (4 = all
-    112 drives). ``host_paths=4`` is the DS3950 emulation of Table 5."""
-    if host_paths not in (4, 8):
-        raise ValueError(f"host_paths must be 8 (DS5020) or 4 (DS3950 emulation), got {host_paths!r}")
+    112 drives). ``host_paths=4`` is the DS3950 emulation of Table 5. Any parameter of :func:`params` can
+    be overridden by name (``ds5020(drive="10K SAS")``)."""
     if not isinstance(tiles, int) or not 1 <= tiles <= 4:
         raise ValueError(f"tiles must be 1..4, got {tiles!r}")
-    p = params(host_paths)
-    build = _Volumes(p)
+    name = f"DS5020 Express, {host_paths} host paths"
+    p = ParamSet(name, params(host_paths), overrides)
+    build = _Volumes(p, tiles * sum(d for _, d in TILE_LAYOUT.values()))
     volumes = {
         f"{kind}-{t}": build.volume(f"{kind}-{t}", level, drives)
         for t in range(1, tiles + 1)
         for kind, (level, drives) in TILE_LAYOUT.items()
     }
-    return Topology(f"DS5020 Express, {host_paths} host paths", volumes, p)
+    return Topology(name, volumes, p)
 
 
-def ds5020_characterization(host_paths: int = 8) -> Topology:
+def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topology:
     """The 3.1 GB/s characterization layout: eight 4-drive RAID-10 LUNs (32 drives), ``lun-1`` ..
     ``lun-8``, through ``host_paths`` FC paths."""
-    if host_paths not in (4, 8):
-        raise ValueError(f"host_paths must be 8 or 4, got {host_paths!r}")
-    p = params(host_paths)
-    build = _Volumes(p)
+    name = f"DS5020 Express characterization, {host_paths} host paths"
+    p = ParamSet(name, params(host_paths), overrides)
+    build = _Volumes(p, 8 * 4)
     volumes = {f"lun-{i}": build.volume(f"lun-{i}", "RAID-10", 4) for i in range(1, 9)}
-    return Topology(f"DS5020 Express characterization, {host_paths} host paths", volumes, p)
+    return Topology(name, volumes, p)

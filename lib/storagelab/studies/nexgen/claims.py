@@ -8,35 +8,18 @@ import math
 
 import polars as pl
 
-from storagelab.architectures import nexgen as preset
-from storagelab.calibration.base import Point, Scenario
-from storagelab.workloads import applications as apps
+from storagelab.calibration.claims import Point, Scenario
+from storagelab.studies.fits import fits_of
+from storagelab.studies.nexgen import preset
+from storagelab.studies.nexgen.workloads import (
+    BOOT_DURATION_S,
+    IOS_PER_ORDER,
+    boot_storm_workload,
+    steady_workload,
+    storm_length_s,
+)
 
 STUDY = "nexgen"
-BOOT_DURATION_S = 12.0
-IOS_PER_ORDER = 15
-
-
-def _base() -> list[apps.ApplicationWorkload]:
-    return [apps.dvd_store(ios_per_order=IOS_PER_ORDER), apps.loadgen_outlook_200()]
-
-
-def boot_storm_workload() -> apps.ApplicationWorkload:
-    """OLTP + Exchange + the 600-desktop boot storm (broker interval as fitted)."""
-    storm = apps.boot_storm(
-        desktops=600, power_on_rate=1 / preset.FITTED_POWER_ON_INTERVAL_S, boot_duration=BOOT_DURATION_S
-    )
-    return apps.combine("boot storm window", [*_base(), storm])
-
-
-def steady_workload() -> apps.ApplicationWorkload:
-    """OLTP + Exchange + 600 Login VSI desktops at steady state."""
-    return apps.combine("Login VSI window", [*_base(), apps.login_vsi(desktops=600, ramp=False)])
-
-
-def storm_length_s() -> float:
-    """Boot storm length (s) of the generator: desktops x power-on interval + one boot."""
-    return 600 * preset.FITTED_POWER_ON_INTERVAL_S + BOOT_DURATION_S
 
 
 def scenarios() -> list[Scenario]:
@@ -76,7 +59,9 @@ def scenarios() -> list[Scenario]:
                     "s1-boot-time",
                     "boot storm length (min)",
                     "two-sided",
-                    "open loop: the schedule's length while the array keeps up; the power-on interval is fitted on it",
+                    "open loop: the schedule's length while the array keeps up; the power-on interval is fitted on "
+                    "it, so the value is that arithmetic again",
+                    derived=True,
                 ),
             ),
             storm,
@@ -97,7 +82,7 @@ def scenarios() -> list[Scenario]:
                     "s1-opm",
                     "DVD Store orders per minute",
                     "two-sided",
-                    f"OPM = OLTP IOPS x 60 / {IOS_PER_ORDER} (IOs per order derived from scenario 2)",
+                    f"OPM = OLTP IOPS x 60 / {IOS_PER_ORDER} (IOs per order fitted on scenario 2)",
                 ),
             ),
             steady,
@@ -105,18 +90,6 @@ def scenarios() -> list[Scenario]:
     ]
 
 
-FITTED_ON: dict[str, tuple[str, ...]] = dict(preset.FITTED_ON)
-
-
-def windows(*, quick: bool = True, seed: int = 1) -> pl.DataFrame:
-    """Per workload class: IOPS and mean / 99th-percentile latency in the Login VSI steady state and at
-    the boot-storm peak (QoS off), to show what the storm does to OLTP and Exchange."""
-    frames = []
-    for label, workload, t in (
-        ("Login VSI steady state", steady_workload(), {"warmup": 3.0, "duration": 8.0 if quick else 60.0}),
-        ("boot storm peak", boot_storm_workload(),
-         {"warmup": BOOT_DURATION_S + 2, "duration": BOOT_DURATION_S + (6 if quick else 60)}),
-    ):  # fmt: skip
-        s = preset.nexgen().run(workload, seed=seed, **t).summary()
-        frames.append(s.select("class", "iops", "mean_ms", "p99_ms").with_columns(window=pl.lit(label)))
-    return pl.concat(frames).select("window", "class", "iops", "mean_ms", "p99_ms")
+def fitted_on() -> dict[str, tuple[str, ...]]:
+    """Fitted parameters of the N5 model and the scenario-1 workloads, and the points they were fitted on."""
+    return fits_of(preset.nexgen().params, boot_storm_workload().params, steady_workload().params)

@@ -11,10 +11,10 @@ controller time.
 
 from __future__ import annotations
 
-from storagelab import devices, raid
-from storagelab.architectures.topology import Topology
+from storagelab import raid
 from storagelab.components.raid_set import RaidSet
-from storagelab.devices import Param
+from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.topology import Topology
 from storagelab.kernel import Link, Path, Station
 from storagelab.kernel.io import IORequest
 
@@ -25,29 +25,34 @@ BRICKS = (1, 2, 4)
 def params(bricks: int = 1) -> dict[str, Param]:
     """The model's parameters, each with its origin."""
     return {
-        "bricks": Param(bricks, "count", "document", f"{_DOC}: clusters of one, two or four X-Bricks"),
+        "bricks": Param(bricks, "count", "document", f"{_DOC}: clusters of one, two or four X-Bricks", choices=BRICKS),
         "controllers_per_brick": Param(2, "count", "document", f"{_DOC}: two Storage Controllers per X-Brick"),
         "ssds_per_brick": Param(25, "count", "document", f"{_DOC}: 'standard X-Brick' with 25 SSDs"),
         "fc_ports_per_brick": Param(4, "count", "document", f"{_DOC}: four 8 Gb FC host ports per X-Brick"),
-        "port_rate": Param(800, "MB/s", "device-physics", "8 Gb FC: 800 MB/s of payload per direction"),
-        "cores_per_controller": Param(12, "count", "datasheet", "XtremIO 2.4 storage controller: dual-socket "
-                                      "6-core Xeon (recalled from EMC's hardware description; not in the paper)"),
+        "port_rate": Param(800, "MB/s", "device-physics", "8 Gb FC: 800 MB/s of payload per direction",
+                           capacity="rate"),
+        "cores_per_controller": Param(12, "count", "assumption", "XtremIO 2.4 storage controller: dual-socket "
+                                      "6-core Xeon, recalled from EMC's hardware description (in no document or "
+                                      "datasheet in datasets/)"),
         "read_cpu_time": Param(96, "us", "assumption", "controller time per read: makes one X-Brick's 4 KiB "
-                               "random-read ceiling 250,000 IOPS (EMC's published X-Brick figure, recalled; not "
-                               "in the paper)"),
+                               "random-read ceiling 250,000 IOPS, EMC's X-Brick figure as recalled (in no "
+                               "document in datasets/, so not a fit)", capacity="time"),
         "write_cpu_time": Param(160, "us", "assumption", "controller time per write (hashing for inline "
-                                "deduplication, XDP parity, journal mirroring): 5/3 of a read; not stated"),
-        "ssd_model": Param(75000, "IOPS", "datasheet", "SSDs modelled with the 'SATA SSD' preset (Intel S3700, "
-                           "an eMLC drive of the same class as the X-Brick's 400 GB eMLC SAS SSDs)"),
+                                "deduplication, XDP parity, journal mirroring): 5/3 of a read; not stated",
+                                capacity="time"),
+        "ssd": Param("SATA SSD", PRESET_UNIT, "datasheet", "SSDs modelled with the 'SATA SSD' preset (Intel "
+                     "S3700, an eMLC drive of the same class as the X-Brick's 400 GB eMLC SAS SSDs)",
+                     capacity="device"),
         "stripe_unit": Param(4, "KiB", "document", f"{_DOC}: XtremIO's 4 KB content-addressed blocks"),
     }  # fmt: skip
 
 
-def xtremio(bricks: int = 1) -> Topology:
-    """An XtremIO cluster of ``bricks`` X-Bricks as one volume ``lun``."""
-    if bricks not in BRICKS:
-        raise ValueError(f"bricks must be one of {BRICKS}, got {bricks!r}")
-    p = params(bricks)
+def xtremio(bricks: int = 1, **overrides: object) -> Topology:
+    """An XtremIO cluster of ``bricks`` X-Bricks as one volume ``lun``; any parameter of :func:`params`
+    can be overridden by name (``xtremio(2, read_cpu_time=120)``)."""
+    name = f"XtremIO, {bricks} X-Brick(s)"
+    p = ParamSet(name, params(bricks), overrides)
+    bricks = int(p["bricks"].value)
     n_ssd = int(p["ssds_per_brick"].value) * bricks
     ports = Link("FC host ports", p["port_rate"].si * p["fc_ports_per_brick"].value * bricks)
     t_read, t_write = p["read_cpu_time"].si, p["write_cpu_time"].si
@@ -59,23 +64,23 @@ def xtremio(bricks: int = 1) -> Topology:
     controllers = Station("storage controllers", cpu_time, servers=cores)
     ssds = []
     for i in range(n_ssd):
-        dev = devices.preset("SATA SSD")
+        dev = p.device("ssd")
         dev.capacity = None  # content-based placement: addresses are hashed over the pool
         ssds.append(Station(f"SSD {i + 1}", dev))
     pool = RaidSet("XDP pool", raid.Raid0(n_ssd, int(p["stripe_unit"].si)), ssds)
     lun = Path("lun", [ports, controllers, pool])
-    return Topology(f"XtremIO, {bricks} X-Brick(s)", {"lun": lun}, p)
+    return Topology(name, {"lun": lun}, p)
 
 
-def capacity_iops(topology_params: dict[str, Param], is_read: bool, size: int) -> float:
+def capacity_iops(topology: Topology, is_read: bool, size: int) -> float:
     """The model's bottleneck throughput (IOPS) for one IO type: the least of the ports, the controller
     cores and the SSDs, from mean service times."""
-    p = topology_params
+    p = topology.params
     bricks = p["bricks"].value
     ports = p["port_rate"].si * p["fc_ports_per_brick"].value * bricks / size
     cores = p["cores_per_controller"].value * p["controllers_per_brick"].value * bricks
     cpu = cores / (p["read_cpu_time"].si if is_read else p["write_cpu_time"].si)
-    ssd = devices.preset("SATA SSD")
+    ssd = p.device("ssd")
     units = max(1, -(-size // int(p["stripe_unit"].si)))
     n_ssd = p["ssds_per_brick"].value * bricks
     ssd_iops = n_ssd * ssd.parallelism / (units * ssd.mean_service_time(is_read, int(p["stripe_unit"].si)))

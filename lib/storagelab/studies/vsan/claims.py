@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import polars as pl
 from scipy.optimize import least_squares
 
 from storagelab import devices, theory
-from storagelab.architectures import vsan as preset
-from storagelab.calibration.base import Point, Scenario, _published
+from storagelab.calibration.claims import Point, Scenario, published_rows, published_value
+from storagelab.studies.fits import fits_of
+from storagelab.studies.vsan import preset
 from storagelab.workloads.applications import vsan_iometer
 
 STUDY = "vsan"
@@ -44,14 +44,10 @@ def mva_iops(vms: int, stack_ms: float, node_us: float, configuration: str) -> f
     return float(theory.mva_closed(vms, demands, 0.0, kinds).throughput[-1])
 
 
-def _pub(row: str) -> float:
-    return float(_published()[row]["value"])
-
-
 def fit() -> tuple[float, dict[str, float]]:
     """(stack delay in ms, host time per visit in us per configuration), fitted as the module says."""
     af = "all-flash NVMe"
-    pts = [(16, _pub("vsan-af-iops-vm16")), (64, _pub("vsan-af-iops-vm64"))]
+    pts = [(16, published_value("vsan-af-iops-vm16")), (64, published_value("vsan-af-iops-vm64"))]
 
     def resid(x: np.ndarray) -> list[float]:
         return [mva_iops(n, x[0], x[1], af) / x_pub - 1 for n, x_pub in pts]
@@ -60,7 +56,7 @@ def fit() -> tuple[float, dict[str, float]]:
     stack = float(sol.x[0])
     node = {af: float(sol.x[1])}
     for conf in ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3"):
-        target = _pub(f"vsan-{_TAG[conf]}-iops-vm64")
+        target = published_value(f"vsan-{_TAG[conf]}-iops-vm64")
         r = least_squares(lambda x, c=conf, t=target: [mva_iops(64, stack, x[0], c) / t - 1], x0=[800.0],
                           bounds=([1.0], [1e5]), xtol=1e-12, ftol=1e-12)  # fmt: skip
         node[conf] = float(r.x[0])
@@ -75,7 +71,7 @@ def _times(quick: bool, vms: int) -> dict[str, float]:
 
 #: Published points per configuration and VM count: (row id, metric kind, threshold ms or None).
 def _points(configuration: str) -> dict[int, list[tuple[str, float | None]]]:
-    tag, rows = _TAG[configuration], _published()
+    tag, rows = _TAG[configuration], published_rows()
     out: dict[int, list[tuple[str, float | None]]] = {}
     for rid, r in rows.items():
         if r["study"] != STUDY or r["configuration"] != configuration or r["vm_count"] is None:
@@ -115,81 +111,6 @@ def scenarios() -> list[Scenario]:
     return out
 
 
-def _fitted_on() -> dict[str, tuple[str, ...]]:
-    rows = set(preset.FITTED_ON["stack_delay"])
-    for conf_rows in preset.FITTED_ON["node_service"].values():
-        rows |= set(conf_rows)
-    return {"stack_delay, node_service": tuple(sorted(rows))}
-
-
-FITTED_ON = _fitted_on()
-
-
-def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
-    """MVA throughput of the fitted model at each VM count (the analytic companion of the simulation)."""
-    stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
-    return pl.DataFrame(
-        {
-            "configuration": configuration,
-            "vms": vms,
-            "mva_iops": [mva_iops(n, stack, node, configuration) for n in vms],
-        }
-    )
-
-
-def scaling(
-    configurations: list[str] | tuple[str, ...] = preset.CONFIGURATIONS,
-    vm_counts: list[int] | tuple[int, ...] = (4, 8, 16, 32, 64),
-    *,
-    quick: bool = True,
-    replications: int = 2,
-    seed: int = 1,
-    confidence: float = 0.95,
-) -> pl.DataFrame:
-    """Simulated IOPS, mean latency and share of IOs under 2 ms per configuration and VM count (mean
-    and replication interval), beside the fitted model's MVA throughput."""
-    from storagelab.calibration.base import interval
-
-    rows = []
-    for conf in configurations:
-        for vms in vm_counts:
-            runs = [preset.vsan(conf).run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
-                    for r in range(replications)]  # fmt: skip
-            iops = [float(r.summary()["iops"][0]) for r in runs]
-            lat = [float(r.summary()["mean_ms"][0]) for r in runs]
-            sub2 = [100 * float(r.service_level_curve([2.0])["share_under"][0]) for r in runs]
-            m, lo, hi = interval(iops, confidence)
-            rows.append({
-                "configuration": conf, "vms": vms, "iops": m, "iops_low": lo, "iops_high": hi,
-                "mean_ms": interval(lat, confidence)[0], "under_2ms_pct": interval(sub2, confidence)[0],
-                "mva_iops": mva_iops(vms, preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[conf], conf),
-            })  # fmt: skip
-    return pl.DataFrame(rows)
-
-
-def published_iops() -> pl.DataFrame:
-    """The published IOPS points: configuration, vms, iops."""
-    rows = [
-        {"configuration": r["configuration"], "vms": int(r["vm_count"]), "iops": float(r["value"])}
-        for r in _published().values()
-        if r["study"] == STUDY and r["metric"] == "iops" and r["kind"] == "measured" and r["vm_count"]
-    ]
-    return pl.DataFrame(rows).sort("configuration", "vms")
-
-
-def service_levels(vms: int = 64, *, quick: bool = True, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(simulated, published) share of IOs under t at ``vms`` VMs for the three configurations: columns
-    configuration, threshold_ms, share_pct."""
-    sim = []
-    for conf in preset.CONFIGURATIONS:
-        res = preset.vsan(conf).run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
-        curve = res.service_level_curve((0.5, 1, 2, 3, 5, 10, 20, 30))
-        sim += [{"configuration": conf, "threshold_ms": t, "share_pct": 100 * s}
-                for t, s in zip(curve["threshold_ms"], curve["share_under"], strict=True)]  # fmt: skip
-    pub = [
-        {"configuration": r["configuration"], "threshold_ms": float(r["threshold_ms"]), "share_pct": float(r["value"])}
-        for r in _published().values()
-        if r["study"] == STUDY and r["metric"] == "share_under_threshold" and r["vm_count"] == vms
-        and r["kind"] == "measured"
-    ]  # fmt: skip
-    return pl.DataFrame(sim), pl.DataFrame(pub)
+def fitted_on() -> dict[str, tuple[str, ...]]:
+    """Fitted parameters of the three configurations and the points they were fitted on."""
+    return fits_of(*(preset.vsan(c).params for c in preset.CONFIGURATIONS))

@@ -1,0 +1,290 @@
+"""Claims and the rules that score them: published points, the scenarios that simulate them, and one
+table row per point.
+
+A :class:`Point` is one published number (a ``datasets/`` row) that a model claims to reproduce. A
+**claim** is one published statement: points that restate it (both sides of a conflict group, the
+per-tile rows of a table and its total, one sentence checked at several IO sizes) belong to one claim,
+which passes only when every one of its points does. The rules (also in the README):
+
+- **role**: ``fitted`` when a fitted parameter was fitted on one of the claim's points; ``derived`` when
+  the simulated value is an arithmetic consequence of the inputs, not of the simulation (shown, never
+  counted); ``predicted`` otherwise.
+- **conflicts**: a point whose row belongs to a ``conflict_group`` is scored against the range the
+  group's values of the same metric span (each end with its tolerance), not against one side.
+- **failures**: a replication that raises, saturates or returns a missing or non-finite value makes the
+  point fail, with the reason in ``note``; nothing leaves the denominator.
+- **bounds**: "over" / "under" / "sub-millisecond" are checked as the bound, with no tolerance added.
+- **tolerances** (the project's, the same for every point): IOPS and MB/s within ±15 %; latencies and
+  durations within ±20 % or ±1 ms, whichever is wider; percentages within ±5 points.
+- **sensitivity**: every scenario also runs with the presets' capacity-setting parameters scaled by 0.5
+  and by 2 (:func:`storagelab.provenance.capacity_scale`); a claim that passes in all three runs would
+  pass whatever the model did, and is ``insensitive``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from storagelab import datasets, units
+
+ROLES = ("fitted", "predicted", "derived")
+COMPARISONS = ("two-sided", "at-least", "at-most")
+#: Capacity scale factors of the sensitivity check.
+SENSITIVITY_FACTORS = (0.5, 2.0)
+
+
+@cache
+def published_rows() -> dict[str, dict]:
+    """Every ``datasets/`` row by row id."""
+    return {r["row_id"]: r for r in datasets.load().iter_rows(named=True)}
+
+
+def published_value(row_id: str) -> float:
+    """The value of one ``datasets/`` row, in the document's unit."""
+    return float(published_rows()[row_id]["value"])
+
+
+def _in_unit(row: dict, unit: str) -> float:
+    return float(row["value"]) if row["unit"] == unit else units.convert(row["value"], row["unit"], unit)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A published number a model is checked against: ``row_id`` in ``datasets/`` (its value, unit and
+    source), shown in ``unit`` (a latency is shown in ms; other times keep the document's unit).
+    ``comparison``: ``two-sided``, or ``at-least``/``at-most`` when the document states a bound.
+    ``case`` tells apart several checks of one row; ``claim`` names the published statement when it
+    is not the row itself or its conflict group (e.g. a table's per-tile rows and total);
+    ``derived``: the simulated value follows from the inputs by arithmetic."""
+
+    study: str
+    row_id: str
+    description: str
+    comparison: str = "two-sided"
+    note: str = ""
+    case: str = ""
+    claim: str = ""
+    derived: bool = False
+
+    def __post_init__(self) -> None:
+        if self.comparison not in COMPARISONS:
+            raise ValueError(f"point {self.row_id!r}: comparison must be one of {COMPARISONS}")
+
+    @property
+    def key(self) -> str:
+        """The point's label in the table: the row id, with the case when one row is checked in several."""
+        return f"{self.row_id} [{self.case}]" if self.case else self.row_id
+
+    @property
+    def row(self) -> dict:
+        """The dataset row (raises ``KeyError`` naming the id if it is not in ``datasets/``)."""
+        try:
+            return published_rows()[self.row_id]
+        except KeyError:
+            raise KeyError(f"calibration point {self.row_id!r} is not a row of datasets/") from None
+
+    @property
+    def claim_id(self) -> str:
+        """The published statement this point belongs to: ``claim``, else the row's conflict group,
+        else the row id."""
+        return self.claim or self.row["conflict_group"] or self.row_id
+
+    @property
+    def unit(self) -> str:
+        u, latency = self.row["unit"], self.row["metric"].startswith("latency")
+        return "ms" if latency and units.unit(u).quantity == "time" else u
+
+    @property
+    def metric(self) -> str:
+        return self.row["metric"]
+
+    @property
+    def published(self) -> float:
+        return _in_unit(self.row, self.unit)
+
+    @property
+    def published_range(self) -> tuple[float, float]:
+        """(low, high) of the values this point is scored against: the row's own value, or the span of
+        its conflict group's values of the same metric."""
+        group = self.row["conflict_group"]
+        if not group:
+            return self.published, self.published
+        q = units.unit(self.unit).quantity
+        values = [
+            _in_unit(r, self.unit)
+            for r in published_rows().values()
+            if r["conflict_group"] == group and r["metric"] == self.metric and units.unit(r["unit"]).quantity == q
+        ]
+        return min(values), max(values)
+
+    def tolerance(self, value: float | None = None) -> float:
+        """Allowed |simulated - published| in this point's unit, around ``value`` (default: published)."""
+        q = units.unit(self.unit).quantity
+        pub = abs(self.published if value is None else value)
+        if self.unit == "%":
+            return 5.0
+        if q == "time":
+            one_ms = units.convert(1.0, "ms", self.unit)
+            return max(0.2 * pub, one_ms) if self.unit in ("ms", "us", "s") else 0.2 * pub
+        return 0.15 * pub
+
+    def passes(self, simulated: float) -> bool:
+        """Whether a simulated value reproduces this point (NaN never does)."""
+        if not math.isfinite(simulated):
+            return False
+        lo, hi = self.published_range
+        if self.comparison == "at-least":
+            return simulated >= lo
+        if self.comparison == "at-most":
+            return simulated <= hi
+        return lo - self.tolerance(lo) <= simulated <= hi + self.tolerance(hi)
+
+    def error(self, simulated: float) -> float:
+        """Simulated minus the nearest published value of the range (0 inside it)."""
+        lo, hi = self.published_range
+        return simulated - min(max(simulated, lo), hi)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One published experiment: ``run(seed, quick)`` simulates one replication and returns a simulated
+    value per point key (:attr:`Point.key`, in the point's unit). ``points`` are the published numbers
+    it reproduces."""
+
+    study: str
+    name: str
+    points: tuple[Point, ...]
+    run: Callable[[int, bool], dict[str, float]]
+
+
+def interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval of independent replications (NaN interval for one)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return math.nan, math.nan, math.nan
+    m = float(x.mean())
+    if x.size < 2:
+        return m, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return m, m - half, m + half
+
+
+@dataclass(frozen=True)
+class Replications:
+    """The replications of one scenario: per replication, the simulated values, or the reason it
+    failed (an exception's message)."""
+
+    values: tuple[dict[str, float], ...]
+    errors: tuple[str, ...]
+
+    @classmethod
+    def run(cls, scenario: Scenario, seeds: Sequence[int], quick: bool) -> Replications:
+        values, errors = [], []
+        for s in seeds:
+            try:
+                values.append(dict(scenario.run(s, quick)))
+                errors.append("")
+            except Exception as exc:  # a failed replication fails its points; it is not dropped
+                warnings.warn(
+                    f"calibration scenario {scenario.study}: {scenario.name!r}, seed {s} failed: {exc!r}",
+                    stacklevel=2,
+                )
+                values.append({})
+                errors.append(f"{type(exc).__name__}: {exc}")
+        return cls(tuple(values), tuple(errors))
+
+    def of(self, point: Point) -> tuple[list[float], list[str]]:
+        """The point's finite values, and why each other replication failed."""
+        ok, why = [], []
+        for v, err in zip(self.values, self.errors, strict=True):
+            x = v.get(point.key, math.nan)
+            if err:
+                why.append(err)
+            elif x is None or not math.isfinite(x):
+                why.append("no finite value (saturated or not simulated)")
+            else:
+                ok.append(float(x))
+        return ok, why
+
+    def passes(self, point: Point) -> tuple[bool, float]:
+        """(pass, mean) of the point over these replications: a failed replication fails it."""
+        ok, why = self.of(point)
+        mean = interval(ok)[0]
+        return (not why and point.passes(mean)), mean
+
+
+def tabulate(
+    scenario: Scenario,
+    main: Replications,
+    perturbed: dict[float, Replications],
+    fitted: set[str],
+    confidence: float,
+) -> list[dict]:
+    """Table rows (one per point) for one scenario's replications; claim-level columns (role,
+    sensitive) are settled by :func:`settle_claims`."""
+    rows = []
+    for p in scenario.points:
+        ok, why = main.of(p)
+        mean, lo, hi = interval(ok, confidence)
+        passed = not why and p.passes(mean)
+        note = p.note
+        if why:
+            reasons = sorted(set(why))
+            note = "; ".join(
+                [x for x in (note, f"FAILED: {len(why)} of {len(main.values)} replications: {'; '.join(reasons)}") if x]
+            )  # fmt: skip
+        half, double = (perturbed[f].passes(p) if f in perturbed else (None, math.nan) for f in SENSITIVITY_FACTORS)
+        plo, phi = p.published_range
+        role = "derived" if p.derived else "fitted" if p.row_id in fitted else "predicted"
+        rows.append(
+            {
+                "study": p.study, "claim": p.claim_id, "point": p.key, "role": role, "sensitive": None,
+                "pass": passed, "metric": p.metric, "unit": p.unit, "published": p.published,
+                "published_low": plo, "published_high": phi, "simulated": mean, "ci_low": lo, "ci_high": hi,
+                "error": p.error(mean), "tolerance": p.tolerance(), "comparison": p.comparison,
+                "replications": len(main.values), "simulated_half": half[1], "pass_half": half[0],
+                "simulated_double": double[1], "pass_double": double[0],
+                "perturbed_replications": len(next(iter(perturbed.values())).values) if perturbed else 0,
+                "scenario": scenario.name, "description": p.description, "note": note,
+            }
+        )  # fmt: skip
+    return rows
+
+
+def settle_claims(table: pl.DataFrame) -> pl.DataFrame:
+    """Claim-level columns: a claim's role is ``derived`` if all its points are, ``fitted`` if any is,
+    else ``predicted``; it is ``sensitive`` unless it passes in the main run and in both perturbed runs
+    (a derived claim is never sensitive: it does not test the model)."""
+    by = ["study", "claim"]
+    passes_all = pl.col("pass").all() & pl.col("pass_half").fill_null(False).all() & pl.col("pass_double").fill_null(False).all()  # fmt: skip
+    role = (
+        pl.when(pl.col("role").eq("derived").all())
+        .then(pl.lit("derived"))
+        .when(pl.col("role").eq("fitted").any())
+        .then(pl.lit("fitted"))
+        .otherwise(pl.lit("predicted"))
+    )
+    return table.with_columns(role=role.over(by), sensitive=(~passes_all).over(by)).with_columns(
+        sensitive=pl.when(pl.col("role") == "derived").then(False).otherwise(pl.col("sensitive"))
+    )
+
+
+#: The table's columns, in order (the CSV written by ``storagelab calibrate``).
+SCHEMA = {
+    "study": pl.String, "claim": pl.String, "point": pl.String, "role": pl.String, "sensitive": pl.Boolean,
+    "pass": pl.Boolean, "metric": pl.String, "unit": pl.String, "published": pl.Float64,
+    "published_low": pl.Float64, "published_high": pl.Float64, "simulated": pl.Float64,
+    "ci_low": pl.Float64, "ci_high": pl.Float64, "error": pl.Float64, "tolerance": pl.Float64,
+    "comparison": pl.String, "replications": pl.Int64, "simulated_half": pl.Float64, "pass_half": pl.Boolean,
+    "simulated_double": pl.Float64, "pass_double": pl.Boolean, "perturbed_replications": pl.Int64,
+    "scenario": pl.String, "description": pl.String, "note": pl.String,
+}  # fmt: skip
+COLUMNS = tuple(SCHEMA)

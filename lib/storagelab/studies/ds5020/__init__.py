@@ -1,0 +1,1 @@
+"""The ds5020 study: preset, workloads, calibration claims and notebook helpers (see :mod:`storagelab.studies`)."""

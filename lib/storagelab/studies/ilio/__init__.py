@@ -1,0 +1,1 @@
+"""The ilio study: preset, workloads, calibration claims and notebook helpers (see :mod:`storagelab.studies`)."""

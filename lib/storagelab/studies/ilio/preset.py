@@ -1,0 +1,96 @@
+"""Dell EqualLogic PS6100E as the ILIO study used it: 24 x 7.2K NL-SAS drives in RAID-10 behind one
+active controller with a write-back cache, reached over 1 GbE iSCSI; optionally behind Atlantis ILIO
+(in-memory deduplication, compression and write coalescing on the desktop host), which serves most IOs
+from RAM and passes the unique share to the array.
+
+An IO crosses the 1 GbE link (FIFO at the payload rate), the controller (per-IO processing), its cache
+(reads hit with the fitted ratio; writes acknowledged and destaged continuously, steady state as in the
+DS5020 model) and the RAID-10 set of drives that reorder their queues (elevator).
+"""
+
+from __future__ import annotations
+
+from storagelab import raid
+from storagelab.components.cache import WriteBackBuffer
+from storagelab.components.raid_set import RaidSet
+from storagelab.components.tiering import OffloadTier, WarmReadCache
+from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.topology import Topology
+from storagelab.kernel import Delay, Link, Path, Station
+
+_DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
+
+#: Fitted: the controller cache's read hit ratio for the Iometer VDI pattern (see claims.fit).
+FITTED_READ_HIT = 0.9084
+READ_HIT_FITTED_ON = ("iom-eql-lat",)
+
+
+def params(ilio: bool = False) -> dict[str, Param]:
+    """The model's parameters, each with its origin."""
+    p = {
+        "drives": Param(24, "count", "document", f"{_DOC}: 'Number of disks 24'"),
+        "raid": Param(10, "count", "document", f"{_DOC}: 'NL-SAS, 7200 RPM, RAID-10 configuration' (10 = RAID-10)",
+                      choices=(10,)),
+        "drive": Param("7.2K NL-SAS", PRESET_UNIT, "document", f"{_DOC}: 'NL-SAS, 7200 RPM' (device preset "
+                       "'7.2K NL-SAS')", capacity="device"),
+        "link_rate": Param(117, "MB/s", "device-physics", f"{_DOC}: 'Network connectivity 1Gb/sec'; 1 GbE carries "
+                           "about 117 MB/s of iSCSI payload after Ethernet/IP/TCP framing", capacity="rate"),
+        "controller_overhead": Param(50, "us", "assumption", "per-IO processing of the active controller; not stated",
+                                     capacity="time"),
+        "controller_bandwidth": Param(2, "GB/s", "assumption", "the controller's internal transfer rate: set far "
+                                      "above the 1 GbE link so that it never binds; not stated", capacity="rate"),
+        "cache_block": Param(4, "KiB", "assumption", "write-cache allocation unit; not stated"),
+        "cache_write_latency": Param(0.2, "ms", "assumption", "write acknowledged from mirrored controller cache; "
+                                     "not stated"),
+        "write_headroom": Param(4, "MiB", "assumption", "steady state of a long run: the cache is at its destage "
+                                "threshold, so writes are admitted as destaging frees space (as in the DS5020 model)"),
+        "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated"),
+        "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated"),
+        "read_hit_ratio": Param(FITTED_READ_HIT, "ratio", "fit", "controller cache read hits, fitted on the "
+                                "Iometer read latency 1.0752 ms (iom-eql-lat) by storagelab.studies.ilio.claims.fit",
+                                fitted_on=READ_HIT_FITTED_ON),
+        "iscsi_latency": Param(0.1, "ms", "assumption", "iSCSI initiator + switch round trip; not stated"),
+    }  # fmt: skip
+    if ilio:
+        p["ilio_unique_share"] = Param(
+            5, "%", "document",
+            f"{_DOC}, 3.2.1 Fast Replication: only 'unique' data, 'approximately 5%' of IO, reaches shared "
+            "storage (vendor claim)",
+        )  # fmt: skip
+        p["ilio_ram_latency"] = Param(
+            0.4, "ms", "document",
+            f"{_DOC}, 7.1.3: Iometer on ILIO, 0.42 ms average response (served from RAM, including the "
+            "hypervisor path)",
+        )  # fmt: skip
+    return p
+
+
+def equallogic(ilio: bool = False, **overrides: object) -> Topology:
+    """The PS6100E as volume ``vdi`` (and, with ``ilio``, behind Atlantis ILIO's in-memory tier); any
+    parameter of :func:`params` can be overridden by name (``equallogic(drives=48)``)."""
+    name = "EqualLogic PS6100E" + (" behind Atlantis ILIO" if ilio else "")
+    p = ParamSet(name, params(ilio), overrides)
+    n = int(p["drives"].value)
+    if p["raid"].value != 10 or n % 2:
+        raise ValueError(f"preset {name!r}: RAID-10 needs an even number of drives, got {n}")
+    drives = [Station(f"NL-SAS {i + 1}", p.device("drive"), discipline="elevator") for i in range(n)]
+    rset = RaidSet("RAID-10", raid.Raid10(n // 2, int(p["stripe_unit"].si)), drives)
+    wcache = WriteBackBuffer(
+        "controller write cache", rset, capacity_bytes=int(p["write_headroom"].si),
+        block_bytes=int(p["cache_block"].si), write_latency=p["cache_write_latency"].si, high_watermark=0.0,
+        low_watermark=0.0, destage_concurrency=int(p["destage_concurrency"].value),
+    )  # fmt: skip
+    hit = Delay("controller cache hit", p["controller_overhead"].si)
+    cache = WarmReadCache("controller read cache", hit, wcache, p["read_hit_ratio"].value)
+    controller = Link(
+        "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si
+    )
+    array = Path(
+        "EqualLogic",
+        [Delay("iSCSI", p["iscsi_latency"].si), Link("1 GbE", p["link_rate"].si), controller, cache],
+    )
+    volume = array
+    if ilio:
+        ram = Delay("ILIO RAM", p["ilio_ram_latency"].si)
+        volume = OffloadTier("Atlantis ILIO", ram, array, p["ilio_unique_share"].value / 100)
+    return Topology(name, {"vdi": volume}, p)

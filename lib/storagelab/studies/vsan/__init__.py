@@ -1,0 +1,1 @@
+"""The vsan study: preset, workloads, calibration claims and notebook helpers (see :mod:`storagelab.studies`)."""

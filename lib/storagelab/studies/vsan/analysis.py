@@ -1,0 +1,84 @@
+"""Virtual SAN analyses for the study's notebook: scaling with VM count, and the service-level curve."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from storagelab.calibration.claims import interval, published_rows
+from storagelab.studies.vsan import preset
+from storagelab.studies.vsan.claims import STUDY, THRESHOLDS_MS, _times, mva_iops
+from storagelab.workloads.applications import vsan_iometer
+
+__all__ = ["THRESHOLDS_MS", "published_iops", "scaling", "scaling_curve", "service_levels"]
+
+
+def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
+    """MVA throughput of the fitted model at each VM count (the analytic companion of the simulation)."""
+    stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
+    return pl.DataFrame(
+        {
+            "configuration": configuration,
+            "vms": vms,
+            "mva_iops": [mva_iops(n, stack, node, configuration) for n in vms],
+        }
+    )
+
+
+def scaling(
+    configurations: list[str] | tuple[str, ...] = preset.CONFIGURATIONS,
+    vm_counts: list[int] | tuple[int, ...] = (4, 8, 16, 32, 64),
+    *,
+    quick: bool = True,
+    replications: int = 2,
+    seed: int = 1,
+    confidence: float = 0.95,
+    overrides: dict[str, object] | None = None,
+) -> pl.DataFrame:
+    """Simulated IOPS, mean latency and share of IOs under 2 ms per configuration and VM count (mean
+    and replication interval), beside the fitted model's MVA throughput (of the preset as declared:
+    ``overrides`` change the simulated preset only)."""
+    rows = []
+    for conf in configurations:
+        for vms in vm_counts:
+            runs = [preset.vsan(conf, **(overrides or {})).run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
+                    for r in range(replications)]  # fmt: skip
+            iops = [float(r.summary()["iops"][0]) for r in runs]
+            lat = [float(r.summary()["mean_ms"][0]) for r in runs]
+            sub2 = [100 * float(r.service_level_curve([2.0])["share_under"][0]) for r in runs]
+            m, lo, hi = interval(iops, confidence)
+            rows.append({
+                "configuration": conf, "vms": vms, "iops": m, "iops_low": lo, "iops_high": hi,
+                "mean_ms": interval(lat, confidence)[0], "under_2ms_pct": interval(sub2, confidence)[0],
+                "mva_iops": mva_iops(vms, preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[conf], conf),
+            })  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def published_iops() -> pl.DataFrame:
+    """The published IOPS points: configuration, vms, iops."""
+    rows = [
+        {"configuration": r["configuration"], "vms": int(r["vm_count"]), "iops": float(r["value"])}
+        for r in published_rows().values()
+        if r["study"] == STUDY and r["metric"] == "iops" and r["kind"] == "measured" and r["vm_count"]
+    ]
+    return pl.DataFrame(rows).sort("configuration", "vms")
+
+
+def service_levels(
+    vms: int = 64, *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(simulated, published) share of IOs under t at ``vms`` VMs for the three configurations: columns
+    configuration, threshold_ms, share_pct."""
+    sim = []
+    for conf in preset.CONFIGURATIONS:
+        res = preset.vsan(conf, **(overrides or {})).run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
+        curve = res.service_level_curve((0.5, 1, 2, 3, 5, 10, 20, 30))
+        sim += [{"configuration": conf, "threshold_ms": t, "share_pct": 100 * s}
+                for t, s in zip(curve["threshold_ms"], curve["share_under"], strict=True)]  # fmt: skip
+    pub = [
+        {"configuration": r["configuration"], "threshold_ms": float(r["threshold_ms"]), "share_pct": float(r["value"])}
+        for r in published_rows().values()
+        if r["study"] == STUDY and r["metric"] == "share_under_threshold" and r["vm_count"] == vms
+        and r["kind"] == "measured"
+    ]  # fmt: skip
+    return pl.DataFrame(sim), pl.DataFrame(pub)

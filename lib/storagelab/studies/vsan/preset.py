@@ -1,0 +1,125 @@
+"""VMware Virtual SAN 5.5 on four Intel servers, in the three configurations of the reference
+architectures: hybrid on Xeon E5 v2, hybrid on Xeon E5 v3 (one 800 GB S3700 SSD as read cache and
+write buffer in front of four 1.2 TB 10K SAS drives per host) and all-flash on Xeon E5 v3 (one 800 GB
+P3700 NVMe write buffer in front of four 800 GB S3500 SATA SSDs per host).
+
+A VM's IO passes the vSAN software path and the 10 GbE network (a delay with a lognormal spread), then
+the cluster places it: reads on one host holding a copy, writes on both copies (FTT = 1), complete when
+both are done. On a host, an IO is processed by the host's vSAN IO path (one FIFO server) and then by
+its devices. In the hybrid configurations reads hit the SSD read cache (the working set of at most
+64 x 7.5 GB = 480 GB fits in the four 560 GB read caches, warmed by the 30-minute ramp) and writes land
+in the SSD write buffer; the test writes less than the 240 GB buffer per host holds, so destaging to the
+10K drives is left out. In the all-flash configuration writes land on the NVMe buffer and reads come
+from the S3500 capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset,
+an SSD of the same family; the S3500's own datasheet was not consulted).
+
+The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a parameter: with every VM's
+objects spread over all capacity devices, striping each object over four of them leaves the load on the
+devices the same, so the model stripes each host's capacity tier over all its devices.
+
+Two parameters are fitted, by exact MVA of this network (:func:`storagelab.studies.vsan.claims.fit`): the
+software/network delay on the all-flash IOPS at 16 and 64 VMs, and each configuration's per-IO host
+processing time on its IOPS at 64 VMs.
+"""
+
+from __future__ import annotations
+
+from storagelab import raid
+from storagelab.components.cluster import ReplicatedCluster
+from storagelab.components.raid_set import RaidSet
+from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
+from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.topology import Topology
+from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
+
+_DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
+CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
+
+#: Fitted values (``storagelab.calibration.vsan.fit()`` reproduces them; a test checks it).
+FITTED_STACK_DELAY_MS = 0.4696
+FITTED_NODE_SERVICE_US = {"hybrid Xeon E5 v2": 254.33, "hybrid Xeon E5 v3": 171.58, "all-flash NVMe": 72.74}
+
+#: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
+FITTED_ON = {
+    "stack_delay": ("vsan-af-iops-vm16", "vsan-af-iops-vm64"),
+    "node_service": {
+        "hybrid Xeon E5 v2": ("vsan-hyb-v2-iops-vm64",),
+        "hybrid Xeon E5 v3": ("vsan-hyb-v3-iops-vm64",),
+        "all-flash NVMe": ("vsan-af-iops-vm16", "vsan-af-iops-vm64"),
+    },
+}
+
+
+def params(configuration: str) -> dict[str, Param]:
+    """The model's parameters for one configuration, each with its origin."""
+    if configuration not in CONFIGURATIONS:
+        raise ValueError(
+            f"unknown Virtual SAN configuration {configuration!r}; known: {', '.join(CONFIGURATIONS)}"
+        )
+    fit_src = "exact MVA of the model network (storagelab.studies.vsan.claims.fit) on "
+    node_rows = FITTED_ON["node_service"][configuration]
+    p = {
+        "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
+        "copies": Param(2, "count", "document", f"{_DOC}: 'Number of Failures to Tolerate: 1' (two copies)",
+                        high=4),
+        "capacity_devices_per_host": Param(4, "count", "document", f"{_DOC}: 16 capacity devices over 4 hosts"),
+        "stack_delay": Param(FITTED_STACK_DELAY_MS, "ms", "fit", fit_src + ", ".join(FITTED_ON["stack_delay"]),
+                             fitted_on=FITTED_ON["stack_delay"], capacity="time"),
+        "stack_delay_scv": Param(1.0, "ratio", "assumption", "squared coefficient of variation of the software "
+                                 "and network delay: as variable as an exponential; not stated", high=100),
+        "node_service": Param(FITTED_NODE_SERVICE_US[configuration], "us", "fit", fit_src + ", ".join(node_rows),
+                              fitted_on=node_rows, capacity="time"),
+        "placement": Param(1, "MiB", "assumption", "vSAN stripe/placement unit of 1 MiB; not stated"),
+    }
+    if configuration == "all-flash NVMe":
+        p |= {
+            "capacity_device": Param("SATA SSD", PRESET_UNIT, "datasheet", "the S3500 capacity SSDs, modelled "
+                                     "with the S3700 datasheet figures (an SSD of the same family)", capacity="device"),
+            "write_buffer_device": Param("NVMe SSD", PRESET_UNIT, "datasheet", f"{_DOC}: P3700 NVMe write "
+                                         "buffer (Intel P3700 datasheet figures)", capacity="device"),
+        }
+    else:
+        p |= {
+            "cache_device": Param("SATA SSD", PRESET_UNIT, "datasheet", f"{_DOC}: one 800 GB S3700 SSD per host "
+                                  "as read cache and write buffer (S3700 datasheet figures)", capacity="device"),
+            "capacity_device": Param("10K SAS", PRESET_UNIT, "document", f"{_DOC}: 1.2 TB 10K SAS drives "
+                                     "(Savvio 10K datasheet figures)", capacity="device"),
+            "read_cache_hit_ratio": Param(1.0, "ratio", "device-physics", "480 GB of VM data at most fits the "
+                                          "four 560 GB read caches (70 % of each 800 GB SSD), warm after the "
+                                          "30-min ramp"),
+        }
+    return p  # fmt: skip
+
+
+def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology:
+    """A Virtual SAN datastore (volume ``datastore``) in one of :data:`CONFIGURATIONS`; any parameter
+    of :func:`params` can be overridden by name (``vsan("all-flash NVMe", hosts=8)``)."""
+    name = f"Virtual SAN 5.5, {configuration}"
+    p = ParamSet(name, params(configuration), overrides)
+    placement = int(p["placement"].si)
+    per_host = int(p["capacity_devices_per_host"].value)
+    nodes = []
+    for h in range(1, int(p["hosts"].value) + 1):
+        if configuration == "all-flash NVMe":
+            capacity = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
+            reads = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), capacity)
+            writes = Station(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
+            tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
+        else:
+            ssd = Station(f"host {h} S3700 cache", p.device("cache_device"))
+            hdds = [
+                Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline="elevator")
+                for i in range(per_host)
+            ]
+            capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
+            reads = WarmReadCache(f"host {h} read cache", ssd, capacity, p["read_cache_hit_ratio"].value)
+            tier = ReadWriteSplit(f"host {h} tiers", reads, ssd)
+        cpu = Station(f"host {h} vSAN IO path", Exponential(p["node_service"].si), servers=1)
+        nodes.append(Path(f"host {h}", [cpu, tier]))
+    copies = int(p["copies"].value)
+    if copies > len(nodes):
+        raise ValueError(f"preset {name!r}: copies ({copies}) cannot exceed hosts ({len(nodes)})")
+    cluster = ReplicatedCluster("vSAN cluster", nodes, replicas=copies, placement_bytes=placement)
+    stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
+    datastore = Path("datastore", [stack, cluster])
+    return Topology(name, {"datastore": datastore}, p)
