@@ -1,127 +1,167 @@
-"""Calibration: the table's shape and pass rule, no over-fitting, reproducible fits and simulations, the
-``storagelab calibrate`` command, and the origin tags on every preset parameter.
-
-One real calibration runs (vsan, quick, two replications, ~15 s) in a module fixture; everything else
-uses scenario definitions, the MVA fit, or a stubbed :func:`storagelab.calibration.calibrate`.
-"""
+"""Calibration: the rules that turn points into claims and claims into a headline (on synthetic scenarios
+whose values are set by the test), one real calibration (vsan, quick), the ``storagelab calibrate``
+command, and the stored fit constants re-derived."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import statistics
 
 import polars as pl
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
-import storagelab.architectures as architectures
-from storagelab import calibration, datasets, devices, units
-from storagelab.architectures import ds5020 as ds5020_preset
-from storagelab.architectures import vsan as vsan_preset
-from storagelab.architectures.topology import Topology
-from storagelab.calibration.base import Point, _passes
+from storagelab import calibration
+from storagelab.calibration import CalibrationResult, Point, Scenario, run_scenarios
 from storagelab.cli import app
-from storagelab.provenance import Param
+from storagelab.provenance import Param, ParamSet
+from storagelab.studies.vsan import preset as vsan_preset
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def vsan_table() -> pl.DataFrame:
-    """The one real calibration of this file: vsan, quick, two replications."""
-    return calibration.calibrate("vsan", quick=True, replications=2, seed=1)
+def vsan_result() -> CalibrationResult:
+    """The one real calibration of this file: vsan, quick, two replications, one per perturbed run."""
+    return calibration.calibrate("vsan", quick=True, replications=2, perturbed_replications=1, seed=1)
 
 
 def _scenario_points(study: str) -> set[str]:
-    return {p.row_id for sc in calibration.scenarios(study) for p in sc.points}
+    return {p.key for sc in calibration.scenarios(study) for p in sc.points}
 
 
-# -- the table ----------------------------------------------------------------------------------------
+def _capacity(value: float = 1000.0) -> float:
+    """A number that scales with the capacity, as a preset's capacity-setting parameter does."""
+    ps = ParamSet("synthetic", {"rate": Param(value, "IOPS", "assumption", "test", capacity="rate")})
+    return ps["rate"].value
 
 
-def test_table_columns_and_roles(vsan_table):
-    assert tuple(vsan_table.columns) == calibration.COLUMNS
-    assert set(vsan_table["role"].unique()) <= {"fitted", "predicted"}
-    assert set(vsan_table["study"].unique()) == {"vsan"}
-    fitted = calibration.fitted_points("vsan")
-    for point, role in vsan_table.select("point", "role").iter_rows():
-        assert role == ("fitted" if point in fitted else "predicted"), point
-    assert vsan_table.height == len(_scenario_points("vsan"))
+def _run(*scenarios: Scenario, fitted: set[str] = frozenset(), sensitivity: bool = True) -> CalibrationResult:
+    return run_scenarios(list(scenarios), set(fitted), replications=3, sensitivity=sensitivity, seed=1)
 
 
-def test_table_published_values_are_the_dataset_rows(vsan_table, published):
-    rows = {r["row_id"]: r for r in published.iter_rows(named=True)}
-    for r in vsan_table.iter_rows(named=True):
-        assert r["point"] in rows, f"{r['point']} is not a row of datasets/"
-        src = rows[r["point"]]
-        expected = (
-            units.convert(src["value"], src["unit"], r["unit"]) if src["unit"] != r["unit"] else src["value"]
-        )
-        assert r["published"] == pytest.approx(expected, rel=1e-12), r["point"]
-        assert r["published"] == Point("vsan", r["point"], "").published
-        assert r["metric"] == src["metric"]
+# -- the rules ------------------------------------------------------------------------------------------
 
 
-def test_pass_is_null_exactly_where_nothing_was_simulated(vsan_table):
-    null_pass = vsan_table["pass"].is_null().to_list()
-    nan_sim = vsan_table["simulated"].is_nan().to_list()
-    assert null_pass == nan_sim
+def test_a_conflict_group_counts_once_and_is_scored_against_its_range():
+    # vsan-af-qos5-vm32 (99.5 %) and vsan-af-sweet-qos5-vm32 (99.6 %) state the same number twice
+    a = Point("vsan", "vsan-af-qos5-vm32", "share")
+    b = Point("vsan", "vsan-af-sweet-qos5-vm32", "share")
+    assert a.claim_id == b.claim_id == "vsan-af-qos5-vm32"
+    sc = Scenario("vsan", "s", (a, b), lambda seed, quick: {a.key: 50.0, b.key: 99.55})
+    result = _run(sc)
+    assert result.to_frame().height == 2  # both rows shown
+    claims = result.claims()
+    assert claims.height == 1 and claims["points"][0] == 2
+    assert result.pass_rates().row(-1, named=True)["informative_predicted"] == 1
+    assert not claims["pass"][0]  # one side misses: the claim fails
+
+    # DS5020 Orion IOPS: 3,539 (Table 3), 3,593 (summary), 4,144 (The Bigger Truth)
+    orion = Point("ds5020", "ds5020-t3-iops-total", "Orion IOPS")
+    assert orion.published_range == (3539.0, 4144.0)
+    assert orion.passes(4144.0 * 1.14) and not orion.passes(4144.0 * 1.16)
+    assert orion.passes(3539.0 * 0.86) and not orion.passes(3539.0 * 0.84)
+    assert orion.error(3800.0) == 0.0 and orion.error(5000.0) == pytest.approx(856.0)
 
 
-def test_the_simulation_reproduces_its_fitted_points(vsan_table):
-    """Consistency of the MVA fit with the simulation: every fitted point within tolerance."""
-    fitted = vsan_table.filter(pl.col("role") == "fitted")
-    assert fitted.height == len(calibration.fitted_points("vsan")) > 0
-    bad = fitted.filter(~pl.col("pass")).select("point", "published", "simulated", "tolerance")
-    assert bad.is_empty(), bad
+def test_per_tile_rows_and_their_total_are_one_claim():
+    points = [Point("ds5020", f"ds5020-t4-web-iops-tile{t}", "web", claim="ds5020-t4-web-iops") for t in range(1, 5)]
+    points.append(Point("ds5020", "ds5020-t4-web-iops-total", "web", claim="ds5020-t4-web-iops"))
+    sc = Scenario("ds5020", "s", tuple(points), lambda seed, quick: {p.key: p.published for p in points})
+    claims = _run(sc, sensitivity=False).claims()
+    assert claims.height == 1 and claims["points"][0] == 5
 
 
-def test_pass_rates_cover_every_simulated_point(vsan_table):
-    rates = calibration.pass_rates(vsan_table)
-    assert set(rates["role"]) == {"fitted", "predicted"}
-    assert rates["points"].sum() == vsan_table["pass"].is_not_null().sum()
-    assert rates["within_tolerance"].sum() == vsan_table["pass"].sum()
+def test_the_real_tables_count_each_claim_once():
+    keys = [(p.study, p.claim_id) for sc in calibration.scenarios() for p in sc.points]
+    claims = set(keys)
+    assert len(claims) < len(keys)
+    # the nine XtremIO checks of one sentence are one claim
+    assert sum(1 for s, c in claims if c == "xio-latency-sub-ms") == 1
 
 
-# -- the pass rule ------------------------------------------------------------------------------------
+def test_a_nan_replication_fails_its_point_and_stays_in_the_denominator():
+    p = Point("vsan", "vsan-af-iops-vm32", "IOPS")
+
+    def run(seed: int, quick: bool) -> dict[str, float]:
+        return {p.key: math.nan if seed == 2 else p.published}
+
+    result = _run(Scenario("vsan", "s", (p,), run))
+    row = result.to_frame().row(0, named=True)
+    assert row["pass"] is False
+    assert "FAILED: 1 of 3 replications" in row["note"]
+    assert row["simulated"] == pytest.approx(p.published)  # the finite replications are still shown
+    total = result.pass_rates().row(-1, named=True)
+    assert total["informative_predicted"] == 1 and total["within_tolerance"] == 0
+
+
+def test_a_replication_that_raises_fails_its_point():
+    p = Point("vsan", "vsan-af-iops-vm32", "IOPS")
+
+    def run(seed: int, quick: bool) -> dict[str, float]:
+        raise RuntimeError("the array saturated")
+
+    with pytest.warns(UserWarning, match="saturated"):
+        row = _run(Scenario("vsan", "s", (p,), run)).to_frame().row(0, named=True)
+    assert row["pass"] is False and "RuntimeError: the array saturated" in row["note"]
+
+
+def test_a_bound_is_checked_as_the_bound():
+    over = Point("nexgen", "s1-iops-burst", "over 20,000", "at-least")
+    assert over.published == 20000.0
+    assert over.passes(20000.0) and not over.passes(19999.0) and not over.passes(17000.0)
+    under = Point("vplex", "xio-latency-sub-ms", "sub-millisecond", "at-most")
+    assert under.passes(1.0) and not under.passes(1.01) and not under.passes(1.9)
+    assert not over.passes(math.nan) and not under.passes(math.nan)
+
+
+def test_a_derived_point_is_shown_but_not_counted():
+    derived = Point("nexgen", "s1-boot-time", "storm length", derived=True)
+    predicted = Point("nexgen", "s1-iops-burst", "peak", "at-least")
+    sc = Scenario("nexgen", "s", (derived, predicted),
+                  lambda seed, quick: {derived.key: 5.0, predicted.key: 20 * _capacity()})  # fmt: skip
+    result = _run(sc)
+    rows = result.to_frame()
+    assert rows.height == 2
+    assert rows.filter(pl.col("point") == "s1-boot-time")["role"][0] == "derived"
+    total = result.pass_rates().row(-1, named=True)
+    assert total["derived"] == 1 and total["informative_predicted"] == 1
+    assert result.derived()["claim"].to_list() == ["s1-boot-time"]
+
+
+def test_a_claim_that_passes_whatever_the_capacity_is_insensitive():
+    fixed = Point("vsan", "vsan-af-iops-vm32", "IOPS, whatever the capacity")
+    scaled = Point("vsan", "vsan-af-qos2-vm64", "share that moves with capacity")
+
+    def run(seed: int, quick: bool) -> dict[str, float]:
+        return {fixed.key: fixed.published, scaled.key: scaled.published * _capacity() / 1000}
+
+    result = _run(Scenario("vsan", "s", (fixed, scaled), run))
+    frame = result.to_frame()
+    assert frame.filter(pl.col("point") == fixed.key)["sensitive"][0] is False
+    assert frame.filter(pl.col("point") == scaled.key)["sensitive"][0] is True
+    assert frame.filter(pl.col("point") == scaled.key)["simulated_half"][0] == pytest.approx(scaled.published / 2)
+    total = result.pass_rates().row(-1, named=True)
+    assert (total["informative_predicted"], total["within_tolerance"], total["insensitive_predicted"]) == (1, 1, 1)
+
+
+def test_a_fitted_claim_is_counted_apart():
+    p = Point("vsan", "vsan-af-iops-vm64", "IOPS")
+    result = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: p.published * _capacity() / 1000}),
+                  fitted={"vsan-af-iops-vm64"})  # fmt: skip
+    total = result.pass_rates().row(-1, named=True)
+    assert (total["fitted"], total["fitted_within_tolerance"], total["informative_predicted"]) == (1, 1, 0)
 
 
 def test_tolerances_by_unit():
-    iops = Point("vsan", "vsan-af-iops-vm64", "IOPS at 64 VMs")
-    assert iops.unit == "IOPS" and iops.published == 39500.0
-    assert iops.tolerance() == pytest.approx(0.15 * 39500.0)
-
-    share = Point("vsan", "vsan-af-qos2-vm64", "% under 2 ms")
-    assert share.unit == "%" and share.published == 86.2
-    assert share.tolerance() == 5.0
-
-    latency = Point("ds5020", "ds5020-t2-latency-t1", "read latency")  # 0.014 s in the dataset
-    assert latency.row["unit"] == "s"
-    assert latency.unit == "ms"
-    assert latency.published == pytest.approx(14.0)
-    assert latency.tolerance() == pytest.approx(2.8)  # max(20 %, 1 ms)
-
+    assert Point("vsan", "vsan-af-iops-vm64", "x").tolerance() == pytest.approx(0.15 * 39500.0)
+    assert Point("vsan", "vsan-af-qos2-vm64", "x").tolerance() == 5.0
+    latency = Point("ds5020", "ds5020-t2-latency-t3", "read latency")  # 0.016 s in the dataset
+    assert latency.unit == "ms" and latency.published == pytest.approx(16.0)
+    assert latency.tolerance() == pytest.approx(3.2)
     small = Point("ds5020", "ds5020-f16-log-log-write-lat", "log write latency")  # 0.0004 s
-    assert small.unit == "ms" and small.published == pytest.approx(0.4)
     assert small.tolerance() == pytest.approx(1.0)  # the 1 ms floor wins
-
-    minutes = Point("ds", "ds-runtime", "run time")  # minutes stay minutes
-    assert minutes.unit == "min" and minutes.tolerance() == pytest.approx(18.0)
-
-
-def test_passes_two_sided_and_bounds():
-    assert _passes("two-sided", 110.0, 100.0, 10.0)
-    assert _passes("two-sided", 90.0, 100.0, 10.0)
-    assert not _passes("two-sided", 110.5, 100.0, 10.0)
-    assert not _passes("two-sided", 89.5, 100.0, 10.0)
-
-    assert _passes("at-least", 1000.0, 100.0, 10.0)  # "over 100": anything above passes
-    assert _passes("at-least", 90.0, 100.0, 10.0)
-    assert not _passes("at-least", 89.5, 100.0, 10.0)
-
-    assert _passes("at-most", 0.0, 100.0, 10.0)  # "under 100": anything below passes
-    assert _passes("at-most", 110.0, 100.0, 10.0)
-    assert not _passes("at-most", 110.5, 100.0, 10.0)
 
 
 def test_point_rejects_unknown_comparison_and_unknown_row():
@@ -131,76 +171,132 @@ def test_point_rejects_unknown_comparison_and_unknown_row():
         _ = Point("vsan", "no-such-row", "x").published
 
 
-# -- no over-fitting (from the scenario definitions, nothing simulated) --------------------------------
+def test_result_round_trips_through_csv(tmp_path):
+    p = Point("vsan", "vsan-af-iops-vm32", "IOPS")
+    result = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: 1.01 * p.published}))
+    path = result.to_csv(tmp_path / "cal.csv")
+    assert list(tmp_path.iterdir()) == [path]
+    again = CalibrationResult.read_csv(path)
+    assert again.pass_rates().equals(result.pass_rates())
+    assert again.to_frame()["simulated"][0] == pytest.approx(result.to_frame()["simulated"][0], rel=1e-6)
+    with pytest.raises(FileNotFoundError, match="calibrate"):
+        CalibrationResult.read_csv(tmp_path / "missing.csv")
 
 
-@pytest.mark.parametrize("study", list(calibration.STUDIES))
-def test_more_predicted_than_fitted_points(study):
-    points = _scenario_points(study)
-    fitted = calibration.fitted_points(study)
-    assert fitted <= points, f"fitted points no scenario reproduces: {sorted(fitted - points)}"
-    predicted = points - fitted
-    assert len(predicted) >= len(fitted), (study, sorted(fitted), sorted(predicted))
+# -- the real calibration -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("study", list(calibration.STUDIES))
-def test_scenario_points_are_dataset_rows(study, published):
-    ids = set(published["row_id"])
-    missing = _scenario_points(study) - ids
-    assert not missing, missing
-    study_of = dict(zip(published["row_id"].to_list(), published["study"].to_list(), strict=True))
-    for sc in calibration.scenarios(study):  # points belong to the study that published them
-        assert all(p.study == sc.study == study_of[p.row_id] for p in sc.points)
+def test_vsan_table_has_every_point_and_the_claim_columns(vsan_result):
+    t = vsan_result.to_frame()
+    assert tuple(t.columns) == calibration.COLUMNS
+    assert set(t["point"]) == _scenario_points("vsan")  # no row dropped
+    for col in ("claim", "role", "sensitive", "pass"):
+        assert t[col].null_count() == 0, col
+    assert set(t["role"]) <= {"fitted", "predicted", "derived"}
+    fitted = calibration.fitted_points("vsan")
+    assert set(t.filter(pl.col("role") == "fitted")["point"]) == fitted
 
 
-def test_unknown_study_is_refused():
-    with pytest.raises(ValueError, match="vsan"):
-        calibration.scenarios("nosuch")
-    with pytest.raises(ValueError, match="replications"):
-        calibration.calibrate("vsan", replications=1)
-
-
-# -- reproducibility ----------------------------------------------------------------------------------
-
-
-def test_vsan_fit_reproduces_the_stored_constants():
-    stack, node = calibration.vsan.fit()
-    assert stack == pytest.approx(vsan_preset.FITTED_STACK_DELAY_MS, rel=1e-3)
-    assert set(node) == set(vsan_preset.FITTED_NODE_SERVICE_US)
-    for conf, value in vsan_preset.FITTED_NODE_SERVICE_US.items():
-        assert node[conf] == pytest.approx(value, rel=1e-3), conf
-
-
-def _same(a: dict[str, float], b: dict[str, float]) -> bool:
-    return a.keys() == b.keys() and all(a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])) for k in a)
+def test_the_simulation_reproduces_its_fitted_points(vsan_result):
+    """Consistency of the MVA fit with the simulation: every fitted point within tolerance."""
+    bad = vsan_result.to_frame().filter((pl.col("role") == "fitted") & ~pl.col("pass"))
+    assert bad.is_empty(), bad.select("point", "published", "simulated")
 
 
 def test_a_scenario_is_deterministic_given_its_seed():
     sc = calibration.scenarios("vsan")[0]
     first, second = sc.run(7, True), sc.run(7, True)
-    assert first.keys() == {p.row_id for p in sc.points}
-    assert _same(first, second), (first, second)
+    assert first.keys() == {p.key for p in sc.points}
+    assert first == second
 
 
-# -- the command --------------------------------------------------------------------------------------
+def test_unknown_study_is_refused():
+    with pytest.raises(ValueError, match="vsan"):
+        calibration.scenarios("xtremio")
+    with pytest.raises(ValueError, match="replications"):
+        calibration.calibrate("vsan", replications=1)
+
+
+# -- what the presets were fitted on ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("study", calibration.study_ids())
+def test_fitted_points_are_dataset_rows_and_fewer_than_predictions(study, published):
+    rows = set(published["row_id"])
+    fitted = calibration.fitted_points(study)
+    assert fitted <= rows, f"fitted on numbers that are not in datasets/: {fitted - rows}"
+    points = {p.row_id for sc in calibration.scenarios(study) for p in sc.points}
+    assert len(points - fitted) >= len(points & fitted), (study, sorted(points & fitted))
+
+
+@pytest.mark.parametrize("study", calibration.study_ids())
+def test_scenario_points_belong_to_their_study(study, published):
+    study_of = dict(zip(published["row_id"].to_list(), published["study"].to_list(), strict=True))
+    for sc in calibration.scenarios(study):
+        assert all(p.study == sc.study == study_of[p.row_id] for p in sc.points)
+
+
+# -- stored fit constants, re-derived -------------------------------------------------------------------
+
+
+def test_vsan_fit_reproduces_the_stored_constants():
+    from storagelab.studies.vsan.claims import fit
+
+    stack, node = fit()
+    assert stack == pytest.approx(vsan_preset.FITTED_STACK_DELAY_MS, rel=1e-3)
+    for conf, value in vsan_preset.FITTED_NODE_SERVICE_US.items():
+        assert node[conf] == pytest.approx(value, rel=1e-3), conf
+
+
+def test_equallogic_read_hit_fit_interval_contains_the_stored_value():
+    from storagelab.studies.ilio import claims, preset
+
+    fits = [claims.fit(seed, quick=True) for seed in (1, 2, 3, 4)]
+    mean, sd = statistics.mean(fits), statistics.stdev(fits)
+    half = stats.t.ppf(0.975, len(fits) - 1) * sd / math.sqrt(len(fits))
+    assert mean - half <= preset.FITTED_READ_HIT <= mean + half, (fits, preset.FITTED_READ_HIT)
+
+
+def test_arithmetic_fits_are_re_derived_from_the_datasets():
+    from storagelab.calibration.claims import published_value
+    from storagelab.studies.nexgen import workloads as nexgen_workloads
+    from storagelab.workloads import applications as apps
+
+    storm = published_value("s1-boot-time") * 60  # "about five minutes"
+    interval = (storm - nexgen_workloads.BOOT_DURATION_S) / nexgen_workloads.DESKTOPS
+    assert nexgen_workloads.POWER_ON_INTERVAL.value == pytest.approx(interval, rel=1e-9)
+
+    ios_per_boot = apps.boot_storm().params["ios_per_boot"]
+    peak, boot_s = published_value("boot-t1-peak"), published_value("boot-time-75")
+    assert ios_per_boot.origin == "fit" and set(ios_per_boot.fitted_on) == {"boot-t1-peak", "boot-time-75"}
+    assert ios_per_boot.value == pytest.approx(peak * boot_s / 75, rel=1e-3)
+
+    ios_per_order = apps.dvd_store().params["ios_per_order"]
+    orders_per_s = published_value("s2-opm-hi") / 60
+    assert ios_per_order.origin == "fit"
+    assert ios_per_order.value == pytest.approx(published_value("s2-cache-iops-mean") / orders_per_s, abs=0.5)
+
+
+# -- the command ----------------------------------------------------------------------------------------
 
 
 def _must_not_run(*args, **kwargs):
     raise AssertionError("calibrate ran although the input was invalid")
 
 
-def test_cli_unknown_study_fails_before_running(monkeypatch):
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--study", "nosuch"], ["nosuch", "vsan", "ds5020", "ilio", "vplex"]),
+        (["--study", "vsan", "--replications", "1"], ["replications"]),
+        (["--study", "vsan", "--perturbed-replications", "9"], ["perturbed-replications"]),
+    ],
+)
+def test_cli_bad_arguments_fail_before_running(monkeypatch, args, words):
     monkeypatch.setattr(calibration, "calibrate", _must_not_run)
-    result = runner.invoke(app, ["calibrate", "--study", "nosuch"])
+    result = runner.invoke(app, ["calibrate", *args])
     assert result.exit_code == 2, result.output
-    assert "nosuch" in result.output and "vsan" in result.output and "ds5020" in result.output
-
-
-def test_cli_too_few_replications_fails_before_running(monkeypatch):
-    monkeypatch.setattr(calibration, "calibrate", _must_not_run)
-    result = runner.invoke(app, ["calibrate", "--study", "vsan", "--replications", "1"])
-    assert result.exit_code == 2, result.output
-    assert "replications" in result.output
+    assert all(w in result.output for w in words), result.output
 
 
 def test_cli_out_in_a_missing_folder_fails_before_running(monkeypatch, tmp_path):
@@ -212,72 +308,23 @@ def test_cli_out_in_a_missing_folder_fails_before_running(monkeypatch, tmp_path)
     assert not missing.parent.exists()
 
 
-def test_cli_writes_the_full_table(monkeypatch, tmp_path, vsan_table):
+def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsan_result):
     calls = []
 
-    def fake(study, *, quick, replications, seed, progress):
-        calls.append((study, quick, replications, seed))
+    def fake(study, *, quick, replications, perturbed_replications, seed, progress):
+        calls.append((study, quick, replications, perturbed_replications, seed))
         progress("vsan: first scenario")
-        return vsan_table
+        return vsan_result
 
     monkeypatch.setattr(calibration, "calibrate", fake)
     out = tmp_path / "cal.csv"
-    result = runner.invoke(
-        app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--out", str(out)]
-    )
+    result = runner.invoke(app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert calls == [("vsan", True, 2, 1)]
-    assert "vsan: first scenario" in result.output  # progress, on stderr
-    assert "within_tolerance" in result.output  # the pass rates follow the table
-    assert f"rows written: {out}" in result.output
-    assert list(tmp_path.iterdir()) == [out]  # no temporary file left beside it
-
-    assert out.read_text().splitlines()[0] == ",".join(calibration.COLUMNS)
+    assert calls == [("vsan", True, 2, 2, 1)]
+    assert "vsan: first scenario" in result.output
+    assert "informative predicted claims within tolerance" in result.output
+    assert "Insensitive predicted claims" in result.output and "Derived claims" in result.output
+    assert list(tmp_path.iterdir()) == [out]
     written = pl.read_csv(out)
-    assert written.height == vsan_table.height
-    assert sorted(written["point"]) == sorted(_scenario_points("vsan"))
-
-
-# -- origin tags on every preset parameter ------------------------------------------------------------
-
-
-def _presets() -> dict[str, Callable[[], Topology]]:
-    presets = getattr(architectures, "PRESETS", None)
-    if presets is not None:
-        return dict(presets)
-    fixed: dict[str, Callable[[], Topology]] = {
-        f"vsan {c}": (lambda c=c: vsan_preset.vsan(c)) for c in vsan_preset.CONFIGURATIONS
-    }
-    fixed["ds5020"] = ds5020_preset.ds5020
-    fixed["ds5020 characterization"] = ds5020_preset.ds5020_characterization
-    return fixed
-
-
-@pytest.mark.parametrize("name", list(_presets()))
-def test_every_preset_parameter_carries_its_origin(name):
-    topology = _presets()[name]()
-    assert isinstance(topology, Topology)
-    assert topology.params, f"{name}: no parameters"
-    for key, p in topology.params.items():
-        assert isinstance(p, Param), f"{name}: {key} is not a Param"
-        assert p.origin in provenance.ORIGINS, (name, key, p.origin)
-        assert p.source.strip(), (name, key)
-    fits = {k for k, p in topology.params.items() if p.origin == "fit"}
-    assert fits <= set(topology.fitted_on), (
-        f"{name}: fitted without saying on what: {fits - set(topology.fitted_on)}"
-    )
-    rows = set(datasets.load()["row_id"])
-    for key, on in topology.fitted_on.items():
-        assert on and set(on) <= rows, f"{name}: {key} fitted on unknown rows {set(on) - rows}"
-
-
-def test_topology_refuses_untagged_or_unexplained_parameters():
-    with pytest.raises(ValueError, match="origin"):
-        Topology("t", {}, {"x": 3.0})
-    with pytest.raises(ValueError, match="fitted on"):
-        Topology("t", {}, {"x": Param(1.0, "ms", "fit", "a fit on something")})
-    with pytest.raises(ValueError, match="not a fitted parameter"):
-        Topology(
-            "t", {}, {"x": Param(1.0, "ms", "document", "p. 3")}, fitted_on={"x": ("vsan-af-iops-vm64",)}
-        )
-    Topology("t", {}, {"x": Param(1.0, "ms", "fit", "a fit")}, fitted_on={"x": ("vsan-af-iops-vm64",)})
+    assert tuple(written.columns) == calibration.COLUMNS
+    assert written.height == vsan_result.to_frame().height

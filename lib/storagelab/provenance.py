@@ -135,7 +135,7 @@ def _override_value(preset: str, name: str, p: Param, value: object) -> float | 
     where = f"preset {preset!r}, parameter {name!r}"
     if isinstance(value, Param):
         value = (value.value, value.unit)
-    if p.unit == PRESET_UNIT or p.choices and all(isinstance(c, str) for c in p.choices):
+    if p.unit == PRESET_UNIT or (p.choices and all(isinstance(c, str) for c in p.choices)):
         out: float | str = value  # type: ignore[assignment]
     else:
         if isinstance(value, str):

@@ -15,12 +15,13 @@ reproduce; the points its fitted parameters were fitted on are read from the par
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
 from storagelab.calibration.claims import (
     COLUMNS,
+    SCHEMA,
     SENSITIVITY_FACTORS,
     Point,
     Replications,
@@ -33,7 +34,15 @@ from storagelab.calibration.results import CalibrationResult
 from storagelab.provenance import capacity_scale
 
 __all__ = [
-    "COLUMNS", "CalibrationResult", "Point", "Scenario", "calibrate", "fitted_points", "interval", "scenarios",
+    "COLUMNS",
+    "CalibrationResult",
+    "Point",
+    "Scenario",
+    "calibrate",
+    "fitted_points",
+    "interval",
+    "run_scenarios",
+    "scenarios",
     "study_ids",
 ]  # fmt: skip
 
@@ -99,9 +108,30 @@ def calibrate(
             f"perturbed_replications must be an integer from 1 to replications ({replications}), "
             f"got {perturbed_replications!r}"
         )
-    fitted = fitted_points(study)
+    return run_scenarios(
+        scenarios(study), fitted_points(study), replications=replications, sensitivity=sensitivity,
+        perturbed_replications=perturbed_replications, seed=seed, quick=quick, confidence=confidence,
+        progress=progress,
+    )  # fmt: skip
+
+
+def run_scenarios(
+    scenarios: Sequence[Scenario],
+    fitted: set[str],
+    *,
+    replications: int,
+    sensitivity: bool = True,
+    perturbed_replications: int = 2,
+    seed: int = 1,
+    quick: bool = True,
+    confidence: float = 0.95,
+    progress: Callable[[str], None] | None = None,
+) -> CalibrationResult:
+    """The engine of :func:`calibrate`: run each scenario ``replications`` times (seeds ``seed``,
+    ``seed + 1``, ...), and with ``sensitivity`` ``perturbed_replications`` times at each capacity
+    scale of :data:`~storagelab.calibration.claims.SENSITIVITY_FACTORS`; score the points."""
     rows = []
-    for sc in scenarios(study):
+    for sc in scenarios:
         if progress is not None:
             progress(f"{sc.study}: {sc.name}")
         main = Replications.run(sc, [seed + r for r in range(replications)], quick)
@@ -111,14 +141,7 @@ def calibrate(
                 with capacity_scale(f):
                     perturbed[f] = Replications.run(sc, [seed + r for r in range(perturbed_replications)], quick)
         rows += tabulate(sc, main, perturbed, fitted, confidence)
-    table = settle_claims(pl.DataFrame(rows, schema=claims_schema()))
+    table = settle_claims(pl.DataFrame(rows, schema=SCHEMA))
     if not sensitivity:
         table = table.with_columns(sensitive=pl.lit(None, pl.Boolean))
     return CalibrationResult(table.select(COLUMNS))
-
-
-def claims_schema() -> dict:
-    """The table's column types."""
-    from storagelab.calibration.claims import SCHEMA
-
-    return SCHEMA

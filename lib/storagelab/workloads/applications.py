@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from storagelab.provenance import Param
 from storagelab.kernel.component import Component
 from storagelab.kernel.service import ServiceDistribution
 from storagelab.kernel.sources import ClosedSource, OpenSource, Source
+from storagelab.provenance import Param
 from storagelab.workloads.access_spec import (
     IOMETER_4K_70_30_RANDOM,
     IOMETER_WEB_SERVER,

@@ -8,10 +8,15 @@ import math
 import polars as pl
 
 from storagelab.calibration.claims import Point, Scenario
-from storagelab.studies.fits import fits_of
-from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
-from storagelab.studies.ds5020.workloads import ORION_MBPS, ORION_MIN_LAT, characterization_workload, tile_workload
 from storagelab.simulation import SimulationResult
+from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
+from storagelab.studies.ds5020.workloads import (
+    ORION_MBPS,
+    ORION_MIN_LAT,
+    characterization_workload,
+    tile_workload,
+)
+from storagelab.studies.fits import fits_of
 from storagelab.workloads import applications as apps
 
 STUDY = "ds5020"

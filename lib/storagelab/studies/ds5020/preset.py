@@ -17,10 +17,10 @@ from __future__ import annotations
 from storagelab import raid
 from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.raid_set import RaidSet
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
 from storagelab.kernel import Link, Path, Station
 from storagelab.kernel.component import Component
+from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.topology import Topology
 
 _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
 

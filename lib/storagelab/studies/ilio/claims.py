@@ -26,11 +26,12 @@ def _read_latency_ms(hit: float, seed: int, quick: bool) -> float:
     return float(res.summary().filter(pl.col("class") == "atlantis vdi read")["mean_ms"][0])
 
 
-def fit(seed: int = 1) -> float:
+def fit(seed: int = 1, quick: bool = False) -> float:
     """The controller read-hit ratio at which the simulated Iometer read latency equals the published
-    1.0752 ms (root of a monotone function, Brent's method over [0.5, 1], common random numbers)."""
+    1.0752 ms (root of a monotone function, Brent's method over [0.5, 1], common random numbers).
+    The stored value (``preset.FITTED_READ_HIT``) is the long-run fit with seed 1."""
     target = published_value("iom-eql-lat")
-    return float(brentq(lambda h: _read_latency_ms(h, seed, False) - target, 0.5, 1.0, xtol=1e-3))
+    return float(brentq(lambda h: _read_latency_ms(h, seed, quick) - target, 0.5, 1.0, xtol=1e-3))
 
 
 def power_on_interval_s() -> float:

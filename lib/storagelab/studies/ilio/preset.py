@@ -14,9 +14,9 @@ from storagelab import raid
 from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import OffloadTier, WarmReadCache
+from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
-from storagelab.kernel import Delay, Link, Path, Station
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from storagelab import raid
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
+from storagelab.kernel import Link, Path, Station
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
-from storagelab.kernel import Link, Path, Station
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 

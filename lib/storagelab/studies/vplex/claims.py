@@ -4,10 +4,10 @@ paper sizes XtremIO for 50 % of its peak), and the doubling of read bandwidth wi
 from __future__ import annotations
 
 from storagelab.calibration.claims import Point, Scenario
-from storagelab.studies.fits import fits_of
-from storagelab.studies.vplex import preset
 from storagelab.kernel import ClosedSource, FixedSampler, OpenSource
 from storagelab.simulation import simulate
+from storagelab.studies.fits import fits_of
+from storagelab.studies.vplex import preset
 
 STUDY = "vplex"
 SIZES_KIB = (4, 8, 64, 256)

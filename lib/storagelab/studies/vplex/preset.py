@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from storagelab import raid
 from storagelab.components.raid_set import RaidSet
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
 from storagelab.kernel import Link, Path, Station
 from storagelab.kernel.io import IORequest
+from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.topology import Topology
 
 _DOC = "003_d9ad4d44f8318481.txt (EMC VPLEX with XtremIO 2.4)"
 BRICKS = (1, 2, 4)

@@ -28,9 +28,9 @@ from storagelab import raid
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
+from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
-from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
 
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")

@@ -1,0 +1,100 @@
+"""Architecture presets: provenance enforced (every parameter tagged, every declared parameter read, fits
+name dataset rows), overrides validated and tagged ``user``, and capacity scaling for the sensitivity
+check."""
+
+from __future__ import annotations
+
+import pytest
+
+from storagelab import architectures, provenance
+from storagelab.provenance import PRESET_UNIT, Param, ParamSet, capacity_scale
+from storagelab.studies.ds5020.preset import ds5020
+from storagelab.studies.vsan.preset import vsan
+from storagelab.topology import Topology
+
+
+@pytest.mark.parametrize("name", list(architectures.PRESETS))
+def test_every_preset_parameter_carries_its_origin_and_is_read(name, published):
+    topology = architectures.build(name)
+    assert isinstance(topology, Topology)
+    assert topology.params.unread() == []
+    rows = set(published["row_id"])
+    for key, p in topology.params.declared().items():
+        assert isinstance(p, Param) and p.origin in provenance.ORIGINS and p.source.strip(), (name, key)
+        assert p.origin != "user", (name, key)
+        if p.origin == "fit":
+            assert p.fitted_on and set(p.fitted_on) <= rows, (name, key, p.fitted_on)
+    assert topology.param_table().height == len(topology.params)
+    assert topology.params.capacity_params(), f"{name}: no capacity-setting parameter to perturb"
+
+
+def test_a_preset_that_declares_an_unread_parameter_fails_to_build():
+    p = ParamSet("toy", {
+        "used": Param(1.0, "ms", "assumption", "read below"),
+        "decorative": Param(16, "count", "document", "a number the model never uses"),
+    })  # fmt: skip
+    _ = p["used"]
+    with pytest.raises(ValueError, match="toy.*never reads: decorative"):
+        Topology("toy", {}, p)
+
+
+def test_a_fit_must_name_its_points():
+    with pytest.raises(ValueError, match="fitted on"):
+        Param(1.0, "ms", "fit", "a fit on something")
+    with pytest.raises(ValueError, match="fitted_on is for fitted"):
+        Param(1.0, "ms", "document", "p. 3", fitted_on=("vsan-af-iops-vm64",))
+
+
+def test_overrides_are_applied_and_tagged_user():
+    topo = vsan("all-flash NVMe", hosts=8)
+    assert len([c for c in topo.volumes["datastore"].stages[1].nodes]) == 8
+    table = topo.param_table()
+    row = table.filter(table["parameter"] == "hosts").row(0, named=True)
+    assert row["value"] == "8" and row["origin"] == "user" and "was 4 count, document" in row["source"]
+
+    drives = ds5020(drive="10K SAS")
+    assert drives.param("drive").value == "10K SAS" and drives.param("drive").origin == "user"
+    assert ds5020(host_path_rate="1 GB/s").param("host_path_rate").value == pytest.approx(1000.0)
+    assert ds5020(controller_overhead=(0.05, "ms")).param("controller_overhead").value == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize(
+    ("build", "words"),
+    [
+        (lambda: vsan("all-flash NVMe", nodes=8), ["Virtual SAN 5.5, all-flash NVMe", "no parameter 'nodes'", "hosts"]),
+        (lambda: vsan("all-flash NVMe", hosts=0), ["'hosts'", "whole number >= 1"]),
+        (lambda: vsan("all-flash NVMe", hosts=2.5), ["'hosts'", "whole number"]),
+        (lambda: ds5020(drive="15K SATA"), ["'drive'", "device preset", "10K SAS"]),
+        (lambda: ds5020(host_path_rate="5 ms"), ["'host_path_rate'", "is a time", "throughput"]),
+        (lambda: ds5020(host_path_rate="fast"), ["'host_path_rate'", "cannot read 'fast'"]),
+        (lambda: ds5020(drive_queueing=2), ["'drive_queueing'", "one of 0, 1"]),
+        (lambda: ds5020(drives=56), ["needs 112 drives", "drives = 56"]),
+        (lambda: vsan("all-flash NVMe", copies=3, hosts=2), ["copies (3) cannot exceed hosts (2)"]),
+    ],
+)
+def test_a_bad_override_is_refused_with_a_clear_message(build, words):
+    with pytest.raises(ValueError) as err:
+        build()
+    assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_capacity_scale_halves_and_doubles_the_capacity_setting_parameters():
+    plain = ds5020()
+    with capacity_scale(2.0):
+        fast = ds5020()
+    assert fast.params["host_path_rate"].value == 2 * plain.params["host_path_rate"].value
+    assert fast.params["controller_overhead"].value == plain.params["controller_overhead"].value / 2
+    assert fast.params["segment_size"].value == plain.params["segment_size"].value  # not capacity-setting
+    dev, scaled = plain.params.device("drive"), fast.params.device("drive")
+    assert scaled.mean_service_time(True, 4096) == pytest.approx(dev.mean_service_time(True, 4096) / 2)
+    assert ds5020().params.scale == 1.0  # outside the block, as declared
+    with pytest.raises(ValueError, match="positive"):
+        with capacity_scale(0):
+            pass
+
+
+def test_preset_unit_params_name_device_presets():
+    with pytest.raises(ValueError, match="names a device preset"):
+        Param(3.0, PRESET_UNIT, "datasheet", "x")
+    with pytest.raises(TypeError, match="device preset"):
+        _ = Param("SATA SSD", PRESET_UNIT, "datasheet", "x").si
