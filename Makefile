@@ -1,14 +1,14 @@
 # storagelab — the two commands a user needs:
 #   make report   build the environment if needed, execute every notebook, write reports/index.html
 #   make test     build the environment if needed, run unit tests, nbval and the papermill smoke run
-# Other targets: make lab, make lock, make refresh, make lint.
+# Other targets: make lab, make lock, make refresh, make calibration, make lint.
 
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: report test lab lint lock refresh env clean
+.PHONY: report test lab lint lock refresh calibration env clean
 
 env: $(STAMP)
 
@@ -40,6 +40,12 @@ lint: $(STAMP)
 # so that the committed outputs are the ones nbval compares against.
 refresh: $(STAMP)
 	$(BIN)/storagelab refresh
+
+# Re-run the committed quick calibration (the run notebooks 10-14 and the README show; ~6 min), then
+# regenerate the README's table from it. Commit notebooks/calibration-quick.csv and README.md together.
+calibration: $(STAMP)
+	$(BIN)/storagelab calibrate --quick --out notebooks/calibration-quick.csv > /dev/null
+	$(BIN)/python ci/update_readme_calibration.py
 
 # Re-resolve the pins (needs uv: pip install uv). Commit requirements.lock and environment.yml together.
 lock:

@@ -230,18 +230,21 @@ def service_level(curve: pl.DataFrame, *, title: str, name: str) -> alt.Chart:
 
 def calibration(table: pl.DataFrame, *, title: str, name: str) -> alt.LayerChart:
     """A calibration table as a chart: each point's simulated value (dot) with its replication interval
-    (bar) as a percentage of the published value (the red line at 100 %), shaded by role (fitted or
-    predicted); tolerance shown in the tooltip."""
+    (bar) as a percentage of the published value (the grey line at 100 %), coloured by pass, shaped by
+    role (fitted, predicted, derived), faint when the claim is insensitive (it passes with the capacity
+    halved and doubled); claim and tolerance in the tooltip. Points with nothing simulated are left out
+    of the chart (they stay in the table, as failures)."""
     df = table.filter(pl.col("simulated").is_not_nan() & (pl.col("published") != 0)).with_columns(
         simulated_pct=100 * pl.col("simulated") / pl.col("published"),
         ci_low_pct=100 * pl.col("ci_low") / pl.col("published"),
         ci_high_pct=100 * pl.col("ci_high") / pl.col("published"),
         tolerance_pct=100 * pl.col("tolerance") / pl.col("published").abs(),
         within=pl.when(pl.col("pass")).then(pl.lit("within tolerance")).otherwise(pl.lit("outside")),
+        evidence=pl.when(pl.col("sensitive").fill_null(True)).then(pl.lit("informative")).otherwise(pl.lit("insensitive")),
     )
     data = chart_data(
-        df.select("point", "role", "within", "published", "simulated", "unit", "simulated_pct", "ci_low_pct",
-                  "ci_high_pct", "tolerance_pct")
+        df.select("claim", "point", "role", "evidence", "within", "published", "simulated", "unit", "simulated_pct",
+                  "ci_low_pct", "ci_high_pct", "tolerance_pct")
     )  # fmt: skip
     y = alt.Y("point:N", sort=None, title=None)
     x_title = "simulated as % of published (interval: replications)"
@@ -255,7 +258,9 @@ def calibration(table: pl.DataFrame, *, title: str, name: str) -> alt.LayerChart
         color=alt.Color("within:N", title=None, scale=alt.Scale(domain=["within tolerance", "outside"],
                                                                range=["#2ca02c", "#d62728"])),
         shape=alt.Shape("role:N", title="role"),
-        tooltip=["point", "role", "published", "simulated", "unit", "tolerance_pct", "within"],
+        opacity=alt.Opacity("evidence:N", title=None, scale=alt.Scale(domain=["informative", "insensitive"],
+                                                                     range=[1.0, 0.3])),
+        tooltip=["claim", "point", "role", "evidence", "published", "simulated", "unit", "tolerance_pct", "within"],
     )  # fmt: skip
     ref = (
         alt.Chart(pl.DataFrame({"x": [100.0]})).mark_rule(color="#7f7f7f", strokeDash=[4, 3]).encode(x="x:Q")

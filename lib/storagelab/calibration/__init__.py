@@ -54,23 +54,25 @@ def study_ids() -> tuple[str, ...]:
     return tuple(studies.STUDIES)
 
 
-def _studies(study: str | None) -> list[str]:
+def _studies(study: str | Sequence[str] | None) -> list[str]:
     ids = study_ids()
     if study is None:
         return list(ids)
-    if study not in ids:
-        raise ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(ids)}")
-    return [study]
+    wanted = [study] if isinstance(study, str) else list(study)
+    unknown = [s for s in wanted if s not in ids]
+    if unknown or not wanted:
+        raise ValueError(f"unknown study {unknown or wanted!r}; calibrated studies: {', '.join(ids)}")
+    return [s for s in ids if s in wanted]
 
 
-def scenarios(study: str | None = None) -> list[Scenario]:
+def scenarios(study: str | Sequence[str] | None = None) -> list[Scenario]:
     """The scenarios of one study (or all)."""
     from storagelab import studies
 
     return [sc for name in _studies(study) for sc in studies.STUDIES[name].scenarios()]
 
 
-def fitted_points(study: str | None = None) -> set[str]:
+def fitted_points(study: str | Sequence[str] | None = None) -> set[str]:
     """Row ids of the published points that fitted parameters (of the study's presets and workloads)
     were fitted on."""
     from storagelab import studies
@@ -79,7 +81,7 @@ def fitted_points(study: str | None = None) -> set[str]:
 
 
 def calibrate(
-    study: str | None = None,
+    study: str | Sequence[str] | None = None,
     *,
     quick: bool = False,
     replications: int | None = None,
@@ -89,7 +91,8 @@ def calibrate(
     confidence: float = 0.95,
     progress: Callable[[str], None] | None = None,
 ) -> CalibrationResult:
-    """Run the calibration scenarios of ``study`` (default: all) and return the result.
+    """Run the calibration scenarios of ``study`` (a study id, several, or all by default) and return
+    the result.
 
     ``quick``: short runs (seconds of simulated time each) and 3 replications by default; otherwise
     longer runs and 5 replications (seeds ``seed``, ``seed + 1``, ...). With ``sensitivity`` every

@@ -38,11 +38,12 @@ class CalibrationResult:
         """Every point: one row each, nothing dropped."""
         return self.table
 
-    def study(self, name: str) -> CalibrationResult:
-        """The result of one study."""
-        if name not in self.table["study"].unique().to_list():
-            raise ValueError(f"no study {name!r} in this result; it has {', '.join(self.studies)}")
-        return CalibrationResult(self.table.filter(pl.col("study") == name))
+    def study(self, *names: str) -> CalibrationResult:
+        """The result of one study or several."""
+        missing = [n for n in names if n not in self.studies]
+        if missing or not names:
+            raise ValueError(f"no study {missing or list(names)!r} in this result; it has {', '.join(self.studies)}")
+        return CalibrationResult(self.table.filter(pl.col("study").is_in(list(names))))
 
     @property
     def studies(self) -> list[str]:
@@ -101,6 +102,23 @@ class CalibrationResult:
             f"{total['insensitive_predicted']} predicted claims insensitive and {total['derived']} derived, "
             "not counted"
         )
+
+    def to_markdown(self) -> str:
+        """The counts per study as a Markdown table (the README's, generated from the committed run)."""
+        head = (
+            "| study | informative predicted claims within tolerance | insensitive predicted | fitted within "
+            "tolerance | derived | points |\n| --- | --- | --- | --- | --- | --- |"
+        )
+        lines = [head]
+        for r in self.pass_rates().iter_rows(named=True):
+            share = "" if r["share_pct"] is None else f" ({r['share_pct']:g} %)"
+            name = "**total**" if r["study"] == "total" else f"`{r['study']}`"
+            lines.append(
+                f"| {name} | {r['within_tolerance']} of {r['informative_predicted']}{share} | "
+                f"{r['insensitive_predicted']} | {r['fitted_within_tolerance']} of {r['fitted']} | {r['derived']} | "
+                f"{r['points']} |"
+            )
+        return "\n".join(lines)
 
     def insensitive(self) -> pl.DataFrame:
         """Predicted claims that pass with the capacity halved, as declared, and doubled."""

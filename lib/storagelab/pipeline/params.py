@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -62,34 +62,94 @@ class KernelValidationParams(NotebookParams):
         return self
 
 
-CalibratedStudy = Literal["ds5020", "vsan", "nexgen", "equallogic", "xtremio"]
+#: The calibration run every notebook and the README show: written by ``make calibration``
+#: (``storagelab calibrate --quick --out notebooks/calibration-quick.csv``), checked by a test that
+#: re-runs it.
+CALIBRATION_CSV = "calibration-quick.csv"
 
 
 class CalibrationParams(NotebookParams):
-    """Parameters of ``10-calibration``: which architectures, how long and how many replications."""
+    """Parameters of ``10-calibration``: which calibration run to show (the committed one, or a new run
+    with the settings below), and which studies."""
 
-    studies: list[CalibratedStudy] = Field(
-        default=["ds5020", "vsan", "nexgen", "equallogic", "xtremio"],
+    calibration_csv: str = Field(
+        default=CALIBRATION_CSV,
+        description="calibration table to show, relative to notebooks/ (empty: run the calibration now with "
+        "quick/replications/perturbed_replications/seed/confidence)",
+    )
+    studies: list[StudyId] = Field(
+        default=["ds5020", "vsan", "nexgen", "ilio", "vplex"],
         min_length=1,
-        description="calibrated architectures whose scenarios run",
+        description="studies shown (and run, when calibration_csv is empty)",
     )
     quick: bool = Field(default=True, description="short runs (seconds of simulated time per scenario)")
     replications: int = Field(default=3, ge=2, le=50, description="independent runs per scenario")
+    perturbed_replications: int = Field(
+        default=2, ge=1, le=50, description="runs per scenario with capacity x0.5 and x2 (sensitivity check)"
+    )
     seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="level of the replication CIs")
 
+    @model_validator(mode="after")
+    def _perturbed_at_most_main(self) -> CalibrationParams:
+        if self.perturbed_replications > self.replications:
+            raise ValueError(
+                f"perturbed_replications ({self.perturbed_replications}) must not exceed replications "
+                f"({self.replications})"
+            )
+        return self
+
+
+def _check_overrides(notebook: str, overrides: dict[str, Any]) -> None:
+    """Build the notebook's preset(s) with ``overrides``: an unknown name, a wrong unit or a value out of
+    range raises, naming the preset, the parameter and what is allowed."""
+    from storagelab import architectures
+
+    for name in _NOTEBOOK_PRESETS[notebook]:
+        architectures.build(name, **overrides)
+
+
+#: The presets a per-study notebook builds (its ``overrides`` apply to each).
+_NOTEBOOK_PRESETS: dict[str, tuple[str, ...]] = {
+    "11-vsan-scaling": (
+        "Virtual SAN 5.5, hybrid Xeon E5 v2", "Virtual SAN 5.5, hybrid Xeon E5 v3", "Virtual SAN 5.5, all-flash NVMe",
+    ),
+    "12-ds5020-mixed-tiles": ("DS5020 Express",),
+    "13-nexgen-bootstorm": ("NexGen N5-150",),
+    "14-ilio-vdi": ("EqualLogic PS6100E behind Atlantis ILIO",),
+}  # fmt: skip
+
 
 class StudyRunParams(NotebookParams):
-    """Common parameters of the per-study notebooks: run length, replications, seed."""
+    """Common parameters of the per-study notebooks: the calibration run they show (the one notebook 10
+    shows), preset overrides for their own simulations, run length, replications, seed."""
 
+    calibration_csv: str = Field(
+        default=CALIBRATION_CSV, description="calibration table shown for this study, relative to notebooks/"
+    )
+    overrides: dict[str, Any] = Field(
+        default={},
+        description="preset parameters to change in this notebook's simulations, by name (e.g. hosts: 8); "
+        "the calibration table is not re-run",
+    )
     quick: bool = Field(default=True, description="short runs (seconds of simulated time per scenario)")
     replications: int = Field(default=2, ge=2, le=50, description="independent runs per scenario")
     seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
+
+    #: The notebook this schema belongs to (set by each subclass), for checking ``overrides``.
+    notebook: ClassVar[str] = ""
+
+    @model_validator(mode="after")
+    def _overrides_build(self) -> StudyRunParams:
+        if self.overrides and self.notebook:
+            _check_overrides(self.notebook, self.overrides)
+        return self
 
 
 class VsanScalingParams(StudyRunParams):
     """Parameters of ``11-vsan-scaling``: the VM counts swept for each configuration."""
 
+    notebook: ClassVar[str] = "11-vsan-scaling"
     vm_counts: list[int] = Field(
         default=[4, 8, 16, 32, 64, 96], min_length=1, description="VM counts simulated (each 1..256)"
     )
@@ -102,15 +162,28 @@ class VsanScalingParams(StudyRunParams):
         return self
 
 
-class EquallogicVdiParams(StudyRunParams):
-    """Parameters of ``14-equallogic-vdi``: desktop counts behind Atlantis ILIO."""
+class Ds5020TilesParams(StudyRunParams):
+    """Parameters of ``12-ds5020-mixed-tiles``."""
 
+    notebook: ClassVar[str] = "12-ds5020-mixed-tiles"
+
+
+class NexgenBootstormParams(StudyRunParams):
+    """Parameters of ``13-nexgen-bootstorm``."""
+
+    notebook: ClassVar[str] = "13-nexgen-bootstorm"
+
+
+class IlioVdiParams(StudyRunParams):
+    """Parameters of ``14-ilio-vdi``: desktop counts behind Atlantis ILIO."""
+
+    notebook: ClassVar[str] = "14-ilio-vdi"
     desktop_counts: list[int] = Field(
         default=[75, 250, 500, 750], min_length=1, description="desktops behind ILIO (each 1..2000)"
     )
 
     @model_validator(mode="after")
-    def _counts_in_range(self) -> EquallogicVdiParams:
+    def _counts_in_range(self) -> IlioVdiParams:
         bad = [n for n in self.desktop_counts if not 1 <= n <= 2000]
         if bad:
             raise ValueError(f"desktop_counts must each be in 1..2000, got {bad}")
@@ -123,9 +196,9 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "01-kernel-validation": KernelValidationParams,
     "10-calibration": CalibrationParams,
     "11-vsan-scaling": VsanScalingParams,
-    "12-ds5020-mixed-tiles": StudyRunParams,
-    "13-nexgen-bootstorm": StudyRunParams,
-    "14-equallogic-vdi": EquallogicVdiParams,
+    "12-ds5020-mixed-tiles": Ds5020TilesParams,
+    "13-nexgen-bootstorm": NexgenBootstormParams,
+    "14-ilio-vdi": IlioVdiParams,
 }
 
 

@@ -1,0 +1,40 @@
+"""DS5020 analyses for the study's notebook: the mixed workload on one to four tiles."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from storagelab.calibration.claims import interval
+from storagelab.studies.ds5020.claims import _mean_ms, _times, _total
+from storagelab.studies.ds5020.preset import ds5020
+from storagelab.studies.ds5020.workloads import tile_workload
+
+
+def tile_scaling(
+    tiles: list[int] | tuple[int, ...] = (1, 2, 3, 4),
+    *,
+    quick: bool = True,
+    replications: int = 2,
+    seed: int = 1,
+    confidence: float = 0.95,
+    overrides: dict[str, object] | None = None,
+) -> pl.DataFrame:
+    """Per tile count: Jetstress database IOPS (all tiles) and read latency (tile 1), web server IOPS and
+    scan MB/s (all tiles), each the replication mean with its interval, on the DS5020 built with
+    ``overrides``."""
+    rows = []
+    for k in tiles:
+        runs = [
+            ds5020(**(overrides or {})).run(tile_workload(k), seed=seed + r, **_times(quick))
+            for r in range(replications)
+        ]
+        values = {
+            "jetstress_iops": [sum(_total(x, f"jetstress {t} db") for t in range(1, k + 1)) for x in runs],
+            "jetstress_read_ms": [_mean_ms(x, "jetstress 1 db read") for x in runs],
+            "web_iops": [_total(x, "web") for x in runs],
+            "scan_mbps": [_total(x, "scan", "mb_per_s") for x in runs],
+        }
+        for quantity, xs in values.items():
+            m, lo, hi = interval(xs, confidence)
+            rows.append({"tiles": k, "quantity": quantity, "simulated": m, "ci_low": lo, "ci_high": hi})
+    return pl.DataFrame(rows)
