@@ -411,8 +411,8 @@ def test_dram_is_latency_plus_size_over_bandwidth():
 
 def test_dram_validation():
     with pytest.raises(ValueError, match="bandwidth must be a throughput"):
-        DRAM("m", latency=Param(1, "us", "fit", "t"), bandwidth=Param(1, "ms", "fit", "t"),
-             parallelism=Param(1, "count", "fit", "t"))  # fmt: skip
+        DRAM("m", latency=Param(1, "us", "datasheet", "t"), bandwidth=Param(1, "ms", "datasheet", "t"),
+             parallelism=Param(1, "count", "datasheet", "t"))  # fmt: skip
 
 
 # -- presets and provenance ----------------------------------------------------------------------

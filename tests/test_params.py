@@ -78,3 +78,28 @@ def test_partial_file_is_completed_with_defaults(tmp_path):
     assert values["confidence"] == 0.9
     assert values["studies"] == ["vsan"]
     assert values["service_level_distribution"] == "lognormal"
+
+
+@pytest.mark.parametrize(
+    ("notebook", "text", "message"),
+    [
+        ("11-vsan-scaling", "overrides: {nodes: 8}\n", r"Virtual SAN 5.5.*no parameter 'nodes'.*hosts"),
+        ("11-vsan-scaling", "overrides: {hosts: 0}\n", r"parameter 'hosts'.*whole number >= 1"),
+        ("12-ds5020-mixed-tiles", "overrides: {drive: 15K SATA}\n", r"parameter 'drive'.*device preset"),
+        ("13-nexgen-bootstorm", "overrides: {port_rate: 5 ms}\n", r"parameter 'port_rate'.*is a time"),
+        ("14-ilio-vdi", "overrides: {drives: 23}\n", r"RAID-10 needs an even number of drives, got 23"),
+        ("10-calibration", "replications: 2\nperturbed_replications: 3\n", r"must not exceed replications"),
+    ],
+)
+def test_bad_preset_overrides_are_refused_before_anything_runs(tmp_path, notebook, text, message):
+    path = tmp_path / f"{notebook}.yaml"
+    path.write_text(text)
+    with pytest.raises(P.ParamsError, match=message) as err:
+        P.load_params(notebook, path)
+    assert str(path) in str(err.value)
+
+
+def test_good_overrides_are_accepted(tmp_path):
+    path = tmp_path / "11-vsan-scaling.yaml"
+    path.write_text("overrides: {hosts: 8, node_service: 60 us}\n")
+    assert P.load_params("11-vsan-scaling", path)["overrides"] == {"hosts": 8, "node_service": "60 us"}

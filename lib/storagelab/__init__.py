@@ -6,12 +6,14 @@ Published wing: :mod:`storagelab.datasets` (the five studies' numbers with prove
 
 Simulated wing: :mod:`storagelab.kernel` (IOs, stations, disciplines, links, fork/join, sources, metrics),
 :mod:`storagelab.devices`, :mod:`storagelab.raid`, :mod:`storagelab.components`,
-:mod:`storagelab.workloads` (access specs and the studies' applications), :mod:`storagelab.architectures`
-(the studies' systems as presets with origin-tagged parameters), :func:`storagelab.simulate`, and
-:mod:`storagelab.theory` / :mod:`storagelab.validation` for checking the kernel.
+:mod:`storagelab.workloads` (access specs and the studies' applications), :mod:`storagelab.provenance`
+(parameters and their origins), :mod:`storagelab.studies` (one home per study: its preset, workloads,
+claims and notebook helpers), :mod:`storagelab.architectures` (every preset by name, with overrides),
+:func:`storagelab.simulate`, and :mod:`storagelab.theory` / :mod:`storagelab.validation` for checking the
+kernel.
 
-Where the two meet: :mod:`storagelab.calibration` (each preset against the published points it claims to
-reproduce, fitted and predicted).
+Where the two meet: :mod:`storagelab.calibration` (each preset against the published claims it reproduces:
+fitted, predicted or derived, informative or insensitive).
 
 Pipeline: :mod:`storagelab.charts` (Altair charts and notebook display) and :mod:`storagelab.pipeline`.
 """
