@@ -35,7 +35,7 @@ from storagelab.topology import Topology
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
 
-#: Fitted values (``storagelab.calibration.vsan.fit()`` reproduces them; a test checks it).
+#: Fitted values (``storagelab.studies.vsan.claims.fit()`` reproduces them; a test checks it).
 FITTED_STACK_DELAY_MS = 0.4696
 FITTED_NODE_SERVICE_US = {"hybrid Xeon E5 v2": 254.33, "hybrid Xeon E5 v3": 171.58, "all-flash NVMe": 72.74}
 
