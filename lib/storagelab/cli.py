@@ -98,6 +98,39 @@ def refresh(
         refresh_notebook(p)
 
 
+@app.command()
+def sweep(
+    spec: Annotated[Path, typer.Argument(help="sweep spec (YAML): name, scenario or notebook, grid or points, seeds")],
+    scheduler: Annotated[
+        str | None, typer.Option(help="address of an existing Dask scheduler (default: an embedded LocalCluster)")
+    ] = None,
+    workers: Annotated[int | None, typer.Option(help="LocalCluster worker processes (default: the cores)")] = None,
+    results: Annotated[Path, typer.Option(help="results folder; the sweep's runs go to RESULTS/<name>/")] = Path(
+        "results"
+    ),
+) -> None:
+    """Run a sweep on Dask into a resumable Parquet store: runs already stored are skipped."""
+    from storagelab.pipeline.sweeps import SweepError, load_spec, plan
+    from storagelab.pipeline.sweeps import sweep as run_sweep
+
+    try:  # every point is validated before a cluster starts
+        spec_, source = load_spec(spec)
+        plan(spec_, source)
+        if workers is not None and workers < 1:
+            raise SweepError(f"--workers must be >= 1, got {workers}")
+    except SweepError as err:
+        _fail(err)
+    done = run_sweep(spec, results=results, scheduler=scheduler, workers=workers)
+    typer.echo(
+        f"sweep {spec_.name}: {done.planned} runs, {done.skipped} already stored, {done.computed} computed, "
+        f"{len(done.failed)} failed, in {done.wall_s:.1f} s; results: {done.store.folder}"
+    )
+    for line in done.failed:
+        typer.echo(f"  failed: {line}", err=True)
+    if done.failed:
+        raise typer.Exit(1)
+
+
 @app.command("check-params")
 def check_params(
     files: Annotated[
