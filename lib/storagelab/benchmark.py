@@ -189,3 +189,37 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
             pl.col("ios_per_second") / ciw_rate
         )
     )
+
+
+def sweep_efficiency(points: int = 16, duration_s: float = 100.0, repeats: int = 2, seed: int = 1) -> pl.DataFrame:
+    """The same ``points``-run M/M/4 sweep (one point, ``points`` seeds: runs of equal cost, ``duration_s``
+    simulated seconds each) on an embedded Dask
+    cluster of 1 and of 2 worker processes, alternately ``repeats`` times, each into a fresh store; each
+    cluster is started (and its workers import the package) before the clock does. One row per worker count: median wall seconds, and the
+    speed-up of 2 workers over 1 (parallel efficiency = speed-up / 2)."""
+    import logging
+    import tempfile
+
+    from distributed import Client, LocalCluster
+
+    from storagelab.pipeline.sweeps import sweep
+
+    spec = {"name": "bench", "scenario": "storagelab.pipeline.scenarios:mmc_queue",
+            "fixed": {"servers": 4, "rho": 0.8, "duration_s": duration_s},
+            "seeds": list(range(seed, seed + points))}  # fmt: skip
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(repeats):
+        for n in walls:  # one cluster at a time, so idle workers do not share the cores
+            with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                              silence_logs=logging.ERROR) as cluster, Client(cluster) as client:  # fmt: skip
+                client.run(lambda: __import__("storagelab.pipeline.scenarios"))  # warm up every worker
+                with tempfile.TemporaryDirectory() as tmp:
+                    done = sweep(spec, results=tmp, client=client, progress=False)
+            if done.failed or done.computed != points:
+                raise RuntimeError(f"benchmark sweep failed: {done.failed}")
+            walls[n].append(done.wall_s)
+    one = statistics.median(walls[1])
+    return pl.DataFrame(
+        [{"workers": n, "runs": points, "median_wall_seconds": statistics.median(w), "walls": ", ".join(f"{x:.2f}" for x in w),
+          "speedup_over_1": one / statistics.median(w)} for n, w in walls.items()]
+    )  # fmt: skip

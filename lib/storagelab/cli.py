@@ -171,12 +171,20 @@ def bench(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="also write the rows as CSV")] = None,
     repeats: Annotated[int | None, typer.Option(help="runs per model (default 3, or 1 with --quick)")] = None,
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
+    sweep: Annotated[
+        bool, typer.Option("--sweep", help="instead: a 16-run sweep on 1 and on 2 Dask workers (speed-up)")
+    ] = False,
 ) -> None:
-    """Simulated IOs per wall-second: storagelab beside Ciw and a process-per-IO SimPy model."""
+    """Simulated IOs per wall-second: storagelab beside Ciw and a process-per-IO SimPy model; or, with
+    --sweep, the speed-up of a sweep on two workers over one."""
 
     from storagelab.benchmark import bench as run_bench
+    from storagelab.benchmark import sweep_efficiency
 
-    table = run_bench(quick=quick, seed=seed, repeats=repeats)
+    if sweep:
+        table = sweep_efficiency(repeats=repeats or (1 if quick else 2), duration_s=25.0 if quick else 100.0, seed=seed)
+    else:
+        table = run_bench(quick=quick, seed=seed, repeats=repeats)
     _echo_tables(table, str_lengths=70)
     if out is not None:
         table.write_csv(out)

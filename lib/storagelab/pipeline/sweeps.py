@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import itertools
+import logging
 import os
 import re
 import time
@@ -261,7 +262,8 @@ def sweep(
                 client = Client(scheduler)
             else:
                 n = workers or os.cpu_count() or 1
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
                 client = Client(cluster)
         try:
             root = _project_root()
