@@ -40,12 +40,19 @@ def _notebook(layout: ProjectLayout, name: str) -> Path:
 @app.command()
 def report(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="report folder (default: reports/)")] = None,
+    jobs: Annotated[int | None, typer.Option(help="notebooks executed at once (default: the cores)")] = None,
+    rerun: Annotated[
+        bool, typer.Option("--rerun", help="execute every notebook, even those whose inputs are unchanged")
+    ] = False,
 ) -> None:
-    """Execute every notebook with its params/ defaults and write an HTML report (index.html)."""
+    """Execute every notebook with its params/ defaults, several at once, and write an HTML report
+    (index.html); notebooks whose inputs are unchanged since the last report are not executed again."""
     from storagelab.pipeline.report import NotebookFailed, build_report
 
+    if jobs is not None and jobs < 1:
+        _fail(ValueError(f"--jobs must be >= 1, got {jobs}"))
     try:
-        index = build_report(ProjectLayout.discover(), out)
+        index = build_report(ProjectLayout.discover(), out, jobs=jobs, reuse=not rerun)
     except (*_USER_ERRORS, NotebookFailed) as err:
         _fail(err)
     typer.echo(f"report written: {index}")

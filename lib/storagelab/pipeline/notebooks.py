@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import papermill as pm
+from jupyter_client.manager import AsyncKernelManager
 
 #: Cell and notebook metadata that changes on every run and never belongs in a committed notebook.
 VOLATILE_METADATA = ("papermill", "execution", "collapsed", "scrolled", "ExecuteTime")
 
 #: Seconds to wait for a kernel to start (the first start on a loaded CI machine can exceed 60 s).
 KERNEL_START_TIMEOUT = 180
+
+#: Kernels talk to papermill over local IPC sockets, not TCP: nothing listens on a port, and the kernel
+#: does not warn "running over TCP without encryption" into the user's terminal on every start.
+KERNEL_MANAGER = "storagelab.pipeline.notebooks.IPCKernelManager"
+
+
+class IPCKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernels use IPC (Unix domain sockets) transport, each kernel's sockets under
+    a name of its own in the temporary folder (kernels started at once must not share them)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("transport", "ipc")
+        kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(), f"storagelab-kernel-{uuid.uuid4().hex}"))
+        super().__init__(**kwargs)
 
 
 def execute(
@@ -37,6 +55,7 @@ def execute(
         cwd=str(cwd or notebook.parent),
         start_timeout=KERNEL_START_TIMEOUT,
         kernel_name="python3",
+        kernel_manager_class=KERNEL_MANAGER,
     )
 
 

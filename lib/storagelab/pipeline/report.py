@@ -2,14 +2,20 @@
 
 The report is built in a temporary folder beside ``reports/`` and moved into place only when every
 notebook has run, so a failure (bad parameters, a notebook error) never leaves a half-written report.
-All params files are validated before the first notebook starts.
+All params files are validated before the first notebook starts. Notebooks execute concurrently, one
+process each, as many at once as the machine has cores. A notebook whose inputs have not changed since
+the last report (its file, its parameters, the package's code and the files beside the notebooks it
+reads) is not executed again: its pages are taken from the previous report.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -24,6 +30,7 @@ from tqdm.auto import tqdm
 from storagelab.pipeline.layout import ProjectLayout
 from storagelab.pipeline.notebooks import execute
 from storagelab.pipeline.params import load_params
+from storagelab.pipeline.results_store import canonical_json, code_version
 
 
 class NotebookFailed(RuntimeError):
@@ -47,6 +54,7 @@ class NotebookRun:
     title: str = ""
     summary: str = ""
     files: dict[str, str] = field(default_factory=dict)
+    reused: bool = False
 
     @property
     def name(self) -> str:
@@ -78,7 +86,30 @@ def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str
     return "", ""
 
 
+def inputs_key(run: NotebookRun) -> str:
+    """A hash of everything a notebook's outputs depend on: the notebook, its parameters, the package's
+    code and datasets, and the data files beside the notebooks (the committed calibration run)."""
+    h = hashlib.sha256()
+    h.update(run.notebook.read_bytes())
+    h.update(canonical_json(run.parameters).encode())
+    h.update(code_version().encode())
+    for f in sorted(run.notebook.parent.glob("*.csv")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def without_default_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook as a reader should see it: when papermill injected parameters, the injected cell
+    (the values used) replaces the defaults cell instead of following it."""
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    if any("injected-parameters" in t for t in tags):
+        nb = nbformat.from_dict(nb)
+        nb.cells = [c for c, t in zip(nb.cells, tags, strict=True) if "parameters" not in t]
+    return nb
+
+
 def render_html(nb: nbformat.NotebookNode, path: Path) -> None:
+    nb = without_default_parameters(nb)
     exporter = HTMLExporter(template_name="lab")
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
@@ -94,6 +125,9 @@ def _relative(path: Path) -> str:
 
 
 def _write_index(runs: list[NotebookRun], path: Path) -> None:
+    from markupsafe import Markup
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("storagelab", "templates"), autoescape=jinja2.select_autoescape()
     )
@@ -101,12 +135,13 @@ def _write_index(runs: list[NotebookRun], path: Path) -> None:
         {
             "name": r.name,
             "title": r.title or r.name,
-            "summary": r.summary,
+            "summary": Markup(markdown2html_mistune(r.summary)),  # the notebook's own markdown, rendered
             "html": r.files["html"],
             "ipynb": r.files["ipynb"],
             "params_file": _relative(r.params_file),
             "parameters": r.parameters,
             "seconds": r.seconds,
+            "reused": r.reused,
         }
         for r in runs
     ]
@@ -114,31 +149,70 @@ def _write_index(runs: list[NotebookRun], path: Path) -> None:
     path.write_text(html, encoding="utf-8")
 
 
+def _execute_and_render(notebook: Path, staging: Path, parameters: dict[str, Any]) -> tuple[float, str, str]:
+    """Run one notebook into ``staging`` and render its page (in a worker process); return the run
+    time, title and summary."""
+    start = time.perf_counter()
+    executed = staging / f"{notebook.stem}.ipynb"
+    nb = execute(notebook, executed, parameters, progress=False)
+    seconds = time.perf_counter() - start
+    render_html(nb, staging / f"{notebook.stem}.html")
+    title, summary = _title_and_summary(nb)
+    return seconds, title, summary
+
+
+def _reuse(run: NotebookRun, key: str, previous: Path, staging: Path) -> bool:
+    """Copy the notebook's pages from the previous report when they were made from the same inputs."""
+    files = [previous / f"{run.name}.{ext}" for ext in ("key", "ipynb", "html")]
+    if not all(f.is_file() for f in files) or files[0].read_text().split()[0] != key:
+        return False
+    for f in files:
+        shutil.copy2(f, staging / f.name)
+    run.seconds = float(files[0].read_text().split()[1])
+    run.title, run.summary = _title_and_summary(nbformat.read(files[1], as_version=4))
+    run.reused = True
+    return True
+
+
 def build_report(
-    layout: ProjectLayout, out_dir: Path | None = None, params_files: dict[str, Path] | None = None
+    layout: ProjectLayout,
+    out_dir: Path | None = None,
+    params_files: dict[str, Path] | None = None,
+    *,
+    jobs: int | None = None,
+    reuse: bool = True,
 ) -> Path:
-    """Execute every notebook and write the HTML report; return the path of ``index.html``."""
+    """Execute every notebook (``jobs`` at once, default: the cores) and write the HTML report; return the
+    path of ``index.html``. With ``reuse``, notebooks whose inputs are unchanged since the previous report
+    in ``out_dir`` are not executed again."""
     runs = plan(layout, params_files)  # fails fast, before any kernel starts
     out_dir = out_dir or layout.reports
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
+    keys = {r.name: inputs_key(r) for r in runs}
     try:
-        for run in tqdm(runs, desc="notebooks", unit="nb"):
-            tqdm.write(f"running {run.notebook.name} with {run.params_file.name}")
-            start = time.perf_counter()
-            executed = staging / f"{run.name}.ipynb"
-            try:
-                nb = execute(
-                    run.notebook, executed, run.parameters, progress={"desc": f"  {run.name}", "leave": False}
-                )
-            except PapermillExecutionError as err:
-                kept = layout.root / "results" / "failed" / executed.name
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(executed, kept)
-                raise NotebookFailed(run.notebook, kept, err) from None
-            run.seconds = time.perf_counter() - start
-            run.title, run.summary = _title_and_summary(nb)
-            render_html(nb, staging / f"{run.name}.html")
+        todo = [r for r in runs if not (reuse and _reuse(r, keys[r.name], out_dir, staging))]
+        for r in runs:
+            if r.reused:
+                tqdm.write(f"{r.notebook.name}: inputs unchanged, pages taken from the previous report")
+        jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(_execute_and_render, r.notebook, staging, r.parameters): r for r in todo}
+            for fut in tqdm(as_completed(futures), total=len(futures), desc="notebooks", unit="nb"):
+                run = futures[fut]
+                try:
+                    run.seconds, run.title, run.summary = fut.result()
+                except PapermillExecutionError as err:
+                    for other in futures:
+                        other.cancel()
+                    executed = staging / f"{run.name}.ipynb"
+                    kept = layout.root / "results" / "failed" / executed.name
+                    kept.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(executed, kept)
+                    raise NotebookFailed(run.notebook, kept, err) from None
+                tqdm.write(f"{run.notebook.name} ({run.params_file.name}): {run.seconds:.1f} s")
+                (staging / f"{run.name}.key").write_text(f"{keys[run.name]} {run.seconds:.3f}\n")
+        for run in runs:
             run.files = {"html": f"{run.name}.html", "ipynb": f"{run.name}.ipynb"}
         _write_index(runs, staging / "index.html")
         if out_dir.exists():
