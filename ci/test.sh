@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What CI checks, in one place (called by `make test`, which `.ci/run` calls):
 #   1. ruff over the package, tests and notebooks;
-#   2. one pytest run that holds
-#      - the unit tests (tests/),
-#      - the papermill smoke run of every notebook with its params/ file (tests/test_notebooks.py),
-#      - nbval over notebooks/: each notebook re-executed and compared with its committed outputs.
+#   2. one pytest run, on both cores (pytest-xdist; a notebook's cells stay on one worker), that holds
+#      - the unit tests (tests/), including the report pipeline on a small project with other parameters
+#        and the re-run of the committed calibration (marked slow),
+#      - nbval over notebooks/: each notebook executed once and compared with its committed outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${VENV:-.venv}/bin"
@@ -17,4 +17,5 @@ echo "== pytest: unit tests, papermill smoke run, nbval"
   --nbval --nbval-current-env \
   --nbval-sanitize-with ci/nbval_sanitize.cfg \
   --nbval-kernel-startup-timeout 180 --nbval-cell-timeout 600 \
+  -n "${PYTEST_WORKERS:-2}" --dist loadfile \
   "$@"

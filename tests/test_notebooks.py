@@ -1,17 +1,21 @@
-"""The papermill smoke run: the report executes every notebook with its params/ file, and the outputs
-equal the committed ones (after the same sanitizing nbval applies). Also notebook hygiene."""
+"""The report pipeline (papermill with a params file, pages, reuse of unchanged notebooks) on a small
+project, and the hygiene of the committed notebooks. Whether each notebook reproduces its committed outputs
+is nbval's job (ci/test.sh), so no notebook runs twice with the same parameters."""
 
 from __future__ import annotations
 
 import configparser
 import json
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from storagelab import charts
+from storagelab.pipeline import report as report_module
+from storagelab.pipeline.layout import ProjectLayout
 from storagelab.pipeline.report import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,31 +55,55 @@ def comparable(nb: nbformat.NotebookNode) -> list[list[dict]]:
     return cells
 
 
-@pytest.fixture(scope="module")
-def report(layout, tmp_path_factory) -> Path:
-    """Build the whole report once, exactly as `storagelab report` does, into a temporary folder."""
-    return build_report(layout, tmp_path_factory.mktemp("report") / "reports")
+def _small_project(tmp_path: Path) -> tuple[ProjectLayout, Path]:
+    """A project with one real notebook (00-published-results) and a params file of other values than
+    its defaults, so the report pipeline is tested without executing any notebook with the parameters
+    nbval already runs it with."""
+    root = tmp_path / "project"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "params").mkdir()
+    shutil.copy(ROOT / "notebooks" / "00-published-results.ipynb", root / "notebooks")
+    (root / "params" / "00-published-results.yaml").write_text("studies: [vsan]\nconfidence: 0.9\n")
+    return ProjectLayout(root), root / "reports"
 
 
-def test_report_has_an_index_linking_every_notebook(report):
-    index = report.read_text()
-    for nb in NOTEBOOKS:
-        assert f'href="{nb.stem}.html"' in index
-        page = (report.parent / f"{nb.stem}.html").read_text()
-        assert "data:image/png;base64," in page  # charts are visible offline, as static images
-        assert (report.parent / f"{nb.stem}.ipynb").is_file()
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_default_params_reproduce_the_committed_outputs(report, notebook):
-    executed = nbformat.read(report.parent / notebook.name, as_version=4)
-    committed = nbformat.read(notebook, as_version=4)
+def test_report_executes_with_the_params_file_and_reuses_unchanged_pages(tmp_path, monkeypatch):
+    layout, out = _small_project(tmp_path)
+    index = build_report(layout, out)
+    assert 'href="00-published-results.html"' in index.read_text()
+    executed = nbformat.read(out / "00-published-results.ipynb", as_version=4)
     injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
-    assert injected, "papermill injected the params file's values"
-    got, want = comparable(executed), comparable(committed)
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        assert g == w, f"{notebook.name}: code cell {i} differs from the committed output (run: make refresh)"
+    assert injected and "confidence = 0.9" in injected[0].source
+    page = (out / "00-published-results.html").read_text()
+    assert "data:image/png;base64," in page  # charts are visible offline, as static images
+    assert "defaults in params/00-published-results.yaml" not in page  # the injected cell replaces the defaults
+    shown = report_module.without_default_parameters(executed)
+    assert [c.metadata.get("tags", []) for c in shown.cells].count(["injected-parameters"]) == 1
+    assert not any("parameters" in c.metadata.get("tags", []) for c in shown.cells)
+    first = (out / "00-published-results.key").read_text()
+
+    class NoPool:  # a second report with nothing changed must execute nothing
+        def __init__(self, *args, **kwargs):
+            self.submitted = []
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, *args, **kwargs):
+            raise AssertionError("an unchanged notebook was executed again")
+
+    monkeypatch.setattr(report_module, "ProcessPoolExecutor", NoPool)
+    index = build_report(layout, out)
+    assert "inputs unchanged" in index.read_text()
+    assert (out / "00-published-results.key").read_text() == first
+
+    (layout.params / "00-published-results.yaml").write_text("studies: [vsan]\nconfidence: 0.8\n")
+    with pytest.raises(AssertionError, match="executed again"):  # changed parameters: executed again
+        build_report(layout, out)
+    assert (out / "00-published-results.key").read_text() == first  # the failed build left the report
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
