@@ -12,7 +12,7 @@ BIN="${VENV:-.venv}/bin"
 echo "== ruff"
 "$BIN/ruff" check lib tests notebooks ci
 
-echo "== pytest: unit tests, papermill smoke run, nbval"
+echo "== pytest: unit tests and nbval, on both cores"
 "$BIN/python" -m pytest tests notebooks \
   --nbval --nbval-current-env \
   --nbval-sanitize-with ci/nbval_sanitize.cfg \
