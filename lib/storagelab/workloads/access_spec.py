@@ -128,6 +128,29 @@ class AccessSpec(BaseModel):
         """Largest transfer size in the mix (bytes)."""
         return max(s.size for s in self.sizes)
 
+    @classmethod
+    def from_fio(cls, path: str | Path, job: str | None = None) -> AccessSpec:
+        """The access spec of a fio job file's job (``job``: its section name; needed when the file has
+        several). Workers, span, locality and rate are in :func:`storagelab.workloads.fio.read_fio_jobs`."""
+        from storagelab.workloads.fio import FioJobError, read_fio_jobs
+
+        jobs = read_fio_jobs(path)
+        if job is None:
+            if len(jobs) > 1:
+                raise FioJobError(f"{path}: {len(jobs)} jobs ({', '.join(j.name for j in jobs)}); name one with job=")
+            return jobs[0].spec
+        for j in jobs:
+            if j.name == job:
+                return j.spec
+        raise FioJobError(f"{path}: no job [{job}]; jobs: {', '.join(j.name for j in jobs)}")
+
+    def to_fio(self, **options: Any) -> str:
+        """This spec as a fio job file (text) to run the same workload on real hardware; ``options`` as
+        :func:`storagelab.workloads.fio.to_fio` (filename, size, runtime_s, numjobs, rate_iops, ...)."""
+        from storagelab.workloads.fio import to_fio
+
+        return to_fio(self, **options)
+
     def sampler(self, rng: np.random.Generator, span: int, locality: Locality | None = None) -> AccessSampler:
         """A sampler drawing this spec's IOs over ``[0, span)`` bytes; random IOs placed by ``locality``
         (default :class:`~storagelab.workloads.locality.Uniform`)."""
