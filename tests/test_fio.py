@@ -91,9 +91,9 @@ def test_unsupported_job_options_are_refused_clearly(tmp_path, text, words):
 def test_several_jobs_need_a_name(tmp_path):
     path = tmp_path / "mix.fio"
     path.write_text(JOBS)
-    with pytest.raises(FioJobError, match="2 jobs .*name one with job="):
+    with pytest.raises(FioJobError, match=r"2 jobs .*name one with job="):
         AccessSpec.from_fio(path)
-    with pytest.raises(FioJobError, match="no job \\[nope\\]"):
+    with pytest.raises(FioJobError, match=r"no job \[nope\]"):
         AccessSpec.from_fio(path, job="nope")
 
 
@@ -130,7 +130,7 @@ def test_iolog_v2_v3_and_blkparse_are_read_with_their_times(tmp_path):
     assert t.address.tolist() == [223490 * 512, 1000 * 512] and t.is_read.tolist() == [False, True]
     bad = tmp_path / "bad.log"
     bad.write_text("fio version 3 iolog\n0 /f add\nx /f read 0 1\n")
-    with pytest.raises(TraceError, match="bad.log, line 3"):
+    with pytest.raises(TraceError, match=r"bad\.log, line 3"):
         read_fio_iolog(bad)
 
 
