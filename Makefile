@@ -13,7 +13,7 @@ STAMP   = $(VENV)/.installed
 env: $(STAMP)
 
 # The environment is rebuilt whenever the lock or the project metadata changes.
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml ci/jupyterlab-overrides.json
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "storagelab needs Python 3.11, got " + sys.version.split()[0]' \
 	  || { echo "Set PYTHON=/path/to/python3.11 (make PYTHON=...)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (storagelab)" >/dev/null
+	# JupyterLab without the news pop-up or update checks (this machine may have no network, and a
+	# workbench should open on the notebooks)
+	mkdir -p $(VENV)/share/jupyter/lab/settings && cp ci/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 report: $(STAMP)

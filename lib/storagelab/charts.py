@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from collections.abc import Sequence
 
 import altair as alt
@@ -61,9 +62,14 @@ def _render(spec: dict, **metadata) -> tuple[dict, dict]:
     return bundle, {}
 
 
+def frame_html(df: pl.DataFrame) -> str:
+    """A Polars frame as an HTML table for a reader: text cells without Polars' quotation marks."""
+    return re.sub(r"<td>&quot;(.*?)&quot;</td>", r"<td>\1</td>", df._repr_html_())
+
+
 def enable() -> None:
     """Set up a notebook's display: Altair charts as a Vega-Lite spec plus a static PNG (see module
-    docs), and Polars tables shown whole, with long text kept."""
+    docs), and Polars tables shown whole, with long text kept, without shape, column types or quotes."""
     if _RENDERER not in alt.renderers.names():
         alt.renderers.register(_RENDERER, _render)
     alt.renderers.enable(_RENDERER)
@@ -71,6 +77,14 @@ def enable() -> None:
     pl.Config.set_tbl_rows(60)
     pl.Config.set_fmt_str_lengths(90)
     pl.Config.set_tbl_hide_dataframe_shape(True)
+    pl.Config.set_tbl_hide_column_data_types(True)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # not in IPython: nothing to register
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pl.DataFrame, frame_html)
 
 
 def rounded(df: pl.DataFrame, digits: int = 4) -> pl.DataFrame:
@@ -283,7 +297,8 @@ def series_vs_published(
     high: str | None = None,
 ) -> alt.LayerChart:
     """Simulated series (lines, with an interval band when ``low``/``high`` are given) against published
-    points (large open diamonds); both frames have columns ``x``, ``y`` and ``color``."""
+    points (large open diamonds); both frames have columns ``x``, ``y`` and ``color``. Tooltips on the
+    points; pan and zoom bound to the scales."""
     sim = chart_data(simulated.select(x, y, color, *(c for c in (low, high) if c)))
     pub = chart_data(published.select(x, y, color))
     enc = {"x": alt.X(f"{x}:Q", title=x_title), "color": alt.Color(f"{color}:N", title=None)}
@@ -294,6 +309,8 @@ def series_vs_published(
         alt.Chart(sim)
         .mark_line(point=True)
         .encode(y=alt.Y(f"{y}:Q", title=y_title), tooltip=[x, y, color], **enc)
+        .add_params(zoom(f"zoom_{name}"))  # pan and zoom in the interactive report (a named view)
+        .properties(name=f"{name}_line")
     )
     layers.append(
         alt.Chart(pub)

@@ -11,12 +11,14 @@ reads) is not executed again: its pages are taken from the previous report.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from functools import cache
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -108,12 +110,58 @@ def without_default_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNo
     return nb
 
 
+#: Embeds every chart of a page from its Vega-Lite spec, replacing the static PNG it starts with (which
+#: stays if scripts are off). ``data-rendered`` marks a chart drawn, ``data-error`` one that failed.
+_EMBED_SNIPPET = """
+for (const el of document.querySelectorAll('.storagelab-chart')) {
+  const spec = JSON.parse(el.dataset.spec);
+  vegaEmbed(el, spec, {actions: false, renderer: 'svg'})
+    .then(() => { el.dataset.rendered = 'true'; })
+    .catch((err) => { el.dataset.error = String(err); });
+}
+"""
+
+
+@cache
+def _vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed in one script, with the snippet above (no network needed)."""
+    import vl_convert
+
+    return vl_convert.javascript_bundle(_EMBED_SNIPPET)
+
+
+def interactive_charts(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, int]:
+    """The notebook with each chart output (its Vega-Lite spec and PNG) turned into an HTML block that the
+    page's script renders as an interactive chart (tooltips, pan and zoom); the PNG is its fallback.
+    Returns the notebook and the number of charts."""
+    from html import escape
+
+    from storagelab.charts import SPEC_MIME_TYPE
+
+    nb, n = nbformat.from_dict(nb), 0
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if SPEC_MIME_TYPE in data and "image/png" in data:
+                spec = json.dumps(data[SPEC_MIME_TYPE], separators=(",", ":"))
+                alt_text = escape(str(data.get("text/plain", "chart")))
+                out["data"] = {"text/html": (
+                    f'<div class="storagelab-chart" data-spec="{escape(spec)}">'
+                    f'<img src="data:image/png;base64,{data["image/png"]}" alt="{alt_text}"></div>'
+                )}  # fmt: skip
+                n += 1
+    return nb, n
+
+
 def render_html(nb: nbformat.NotebookNode, path: Path) -> None:
-    nb = without_default_parameters(nb)
+    """The page a reader sees: the injected parameters in place of the defaults, charts interactive."""
+    nb, charts = interactive_charts(without_default_parameters(nb))
     exporter = HTMLExporter(template_name="lab")
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
     body, _ = exporter.from_notebook_node(nb)
+    if charts:
+        body = body.replace("</body>", f"<script>{_vega_bundle()}</script>\n</body>", 1)
     path.write_text(body, encoding="utf-8")
 
 
