@@ -35,7 +35,6 @@ from scipy import stats
 
 from storagelab import datasets, units
 
-ROLES = ("fitted", "predicted", "derived")
 COMPARISONS = ("two-sided", "at-least", "at-most")
 #: Capacity scale factors of the sensitivity check.
 SENSITIVITY_FACTORS = (0.5, 2.0)

@@ -186,8 +186,10 @@ def execute_run(target: str, params: dict[str, Any], seed: int, key: str, folder
         nb = layout.notebooks / f"{stem}.ipynb"
         values = dict(params)
         out = Path(folder) / "notebooks" / f"{key}.ipynb"
-        executed = execute(nb, out, {**values, "seed": seed} if "seed" in _notebook_params(nb) else values,
-                           progress=False)  # fmt: skip
+        from storagelab.pipeline.params import schema_for
+
+        takes_seed = "seed" in schema_for(stem).model_fields
+        executed = execute(nb, out, {**values, "seed": seed} if takes_seed else values, progress=False)
         metrics = {"code_cells": float(sum(c.cell_type == "code" for c in executed.cells))}
     else:
         result = resolve_scenario(target)(**params, seed=seed)
@@ -195,13 +197,6 @@ def execute_run(target: str, params: dict[str, Any], seed: int, key: str, folder
     wall = time.perf_counter() - start
     store.write(key, target, params, seed, version, metrics, wall)
     return {"key": key, "wall_s": wall, "metrics": len(metrics)}
-
-
-def _notebook_params(nb: Path) -> set[str]:
-    import nbformat
-
-    cell = next(c for c in nbformat.read(str(nb), as_version=4).cells if "parameters" in c.metadata.get("tags", []))
-    return {line.split("=")[0].strip() for line in cell.source.splitlines() if "=" in line and not line.startswith("#")}
 
 
 def _metrics(target: str, result: object) -> dict[str, float]:
