@@ -1,19 +1,19 @@
 # storagelab — the two commands a user needs:
 #   make report   build the environment if needed, execute every notebook, write reports/index.html
 #   make test     build the environment if needed, run unit tests, nbval and the papermill smoke run
-# Other targets: make lab, make lock, make refresh, make calibration, make lint.
+# Other targets: make lab, make lock, make refresh, make calibration, make bench, make lint.
 
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: report test lab lint lock refresh calibration env clean
+.PHONY: report test lab lint lock refresh calibration bench env clean
 
 env: $(STAMP)
 
 # The environment is rebuilt whenever the lock or the project metadata changes.
-$(STAMP): requirements.lock pyproject.toml ci/jupyterlab-overrides.json
+$(STAMP): requirements.lock pyproject.toml ci/jupyterlab-overrides.json ci/jupyter_server_config.json
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "storagelab needs Python 3.11, got " + sys.version.split()[0]' \
 	  || { echo "Set PYTHON=/path/to/python3.11 (make PYTHON=...)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ $(STAMP): requirements.lock pyproject.toml ci/jupyterlab-overrides.json
 	# JupyterLab without the news pop-up or update checks (this machine may have no network, and a
 	# workbench should open on the notebooks)
 	mkdir -p $(VENV)/share/jupyter/lab/settings && cp ci/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	# Kernels started by Jupyter talk over IPC sockets, not TCP: no open ports, and no "running over TCP
+	# without encryption" warning in the terminal on every kernel start
+	mkdir -p $(VENV)/etc/jupyter && cp ci/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.json
 	touch $(STAMP)
 
 report: $(STAMP)
@@ -49,6 +52,13 @@ refresh: $(STAMP)
 calibration: $(STAMP)
 	$(BIN)/storagelab calibrate --quick --out notebooks/calibration-quick.csv > /dev/null
 	$(BIN)/python ci/update_readme_calibration.py
+
+# Two consecutive kernel benchmark runs (a few minutes), then the README's table from them. Commit
+# benchmarks/ and README.md together.
+bench: $(STAMP)
+	$(BIN)/storagelab bench --out benchmarks/bench-1.csv > /dev/null
+	$(BIN)/storagelab bench --out benchmarks/bench-2.csv > /dev/null
+	$(BIN)/python ci/update_readme_bench.py
 
 # Re-resolve the pins (needs uv: pip install uv). Commit requirements.lock and environment.yml together.
 lock:

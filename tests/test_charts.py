@@ -51,3 +51,50 @@ def test_renderer_bundles_spec_png_and_text():
     assert charts.SPEC_MIME_TYPE.endswith("+json")  # nbformat keeps it as JSON, nbval compares it as data
     assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
     assert bundle["text/plain"] == "<storagelab chart: t>"
+
+
+def test_renderer_stores_a_vega_lite_5_spec():
+    bundle, _ = charts._render(demo_chart().to_dict())
+    assert bundle[charts.SPEC_MIME_TYPE]["$schema"] == charts.SPEC_SCHEMA
+    assert "/v5." in charts.SPEC_SCHEMA and charts.SPEC_MIME_TYPE == "application/vnd.vegalite.v5+json"
+
+
+def _marks(vega: dict) -> list[tuple[str, str]]:
+    """Every mark of a compiled Vega spec, as (type, name), depth first."""
+    out = []
+    for m in vega.get("marks", []):
+        out.append((m["type"], m.get("name", "")))
+        out.extend(_marks(m))
+    return out
+
+
+def _names(vega: dict, key: str) -> list[str]:
+    return sorted(d["name"] for d in vega.get(key, []))
+
+
+def _committed_chart_specs() -> list[tuple[str, dict]]:
+    from pathlib import Path
+
+    specs = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            for out in cell.get("outputs", []):
+                spec = out.get("data", {}).get(charts.SPEC_MIME_TYPE)
+                if spec is not None:
+                    specs.append((path.name, spec))
+    return specs
+
+
+def test_committed_charts_are_the_same_chart_under_vega_lite_5_and_6():
+    """Charts are stored as Vega-Lite 5 for JupyterLab; Altair writes them for Vega-Lite 6. Each committed
+    chart compiles under both to the same marks, data sets, scales and selections."""
+    latest = max(charts.vlc.get_vegalite_versions(), key=lambda v: tuple(map(int, v.split("."))))
+    specs = _committed_chart_specs()
+    assert len(specs) >= 10
+    for name, spec in specs:
+        v5 = charts.vlc.vegalite_to_vega(spec, vl_version=charts.VEGA_LITE_VERSION)
+        v6 = charts.vlc.vegalite_to_vega({k: v for k, v in spec.items() if k != "$schema"}, vl_version=latest)
+        assert _marks(v5) == _marks(v6), name
+        for key in ("data", "scales"):
+            assert _names(v5, key) == _names(v6, key), (name, key)
+        assert _names(v5, "signals") == _names(v6, "signals"), name

@@ -10,6 +10,13 @@ medians, as this is wall-clock time):
 - ``closed``: 64 QD1 workers, 4 KB 70/30 random, over a 4-node cluster that keeps every block on two
   nodes (writes to both, complete when both have; reads from one); storagelab only. Fork/join breaks
   product form, so exact MVA does not apply and there is no analytic column.
+- ``vSAN``: a calibration scenario as the calibration runs it (Virtual SAN all-flash, 64 VMs: the
+  study's preset and Iometer workload, with a software-path delay, host queues, RAID-0 capacity SSDs,
+  NVMe write buffers and mirrored writes), and a textbook SimPy model of the same closed mirrored
+  cluster with the preset's parameter values; their mean response times should agree within noise.
+
+``ratio_to_ciw`` compares each M/M/4 row with Ciw's rate; ``ratio_to_simpy`` compares each row with the
+SimPy model of its scenario (null where there is none).
 """
 
 from __future__ import annotations
@@ -153,17 +160,96 @@ def run_storagelab_closed(horizon: float, warmup: float, seed: int) -> BenchRow:
     )
 
 
+#: The calibration scenario the realistic bench rows run: Virtual SAN all-flash at 64 VMs.
+VSAN_CONFIGURATION, VSAN_VMS = "all-flash NVMe", 64
+VSAN_SCENARIO = f"vSAN {VSAN_CONFIGURATION}, {VSAN_VMS} VMs (calibration scenario)"
+
+
+def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The Virtual SAN calibration scenario as the calibration runs it: the study's preset under its
+    Iometer workload (closed loop, QD1 per VM, 4 KiB 70 % random reads, writes on two hosts)."""
+    from storagelab.studies.vsan.preset import vsan
+    from storagelab.workloads.applications import vsan_iometer
+
+    topology = vsan(VSAN_CONFIGURATION)
+    sources = vsan_iometer(vms=VSAN_VMS).sources(topology.volumes)
+    t = time.perf_counter()
+    res = simulate(sources[0].target, sources, duration=horizon, warmup=warmup, seed=seed, progress=False)
+    wall = time.perf_counter() - t
+    mean = res.summary()["mean_ms"][0]
+    return BenchRow("storagelab", VSAN_SCENARIO, sum(s.issued_total for s in sources), wall, mean, None)
+
+
+def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The same closed mirrored cluster written the textbook SimPy way, with the preset's parameter values
+    and device models: a process per VM; the software path and network as a timeout; per copy a process
+    that queues for its host's ``simpy.Resource`` (the vSAN IO path) and then for the device's (the
+    capacity SSD the 1 MiB placement unit stripes to for reads, the NVMe buffer for writes); a write
+    waits for both copies with ``all_of``."""
+    from storagelab.studies.vsan.preset import vsan
+
+    p = vsan(VSAN_CONFIGURATION).params
+    hosts, copies = int(p["hosts"].value), int(p["copies"].value)
+    per_host, unit = int(p["capacity_devices_per_host"].value), int(p["placement"].si)
+    stack_mean, stack_scv, node_mean = p["stack_delay"].si, p["stack_delay_scv"].value, p["node_service"].si
+    ssd, nvme = p.device("capacity_device"), p.device("write_buffer_device")
+    env = simpy.Environment()
+    rng = np.random.default_rng(seed)
+    cpu = [simpy.Resource(env, 1) for _ in range(hosts)]
+    reads = [[simpy.Resource(env, ssd.parallelism) for _ in range(per_host)] for _ in range(hosts)]
+    writes = [simpy.Resource(env, nvme.parallelism) for _ in range(hosts)]
+    sigma2 = np.log1p(stack_scv)
+    blocks = VSAN_VMS * 7_500_000_000 // 4096
+    responses: list[float] = []
+    done = [0]
+
+    def copy(h: int, is_read: bool, address: int):
+        with cpu[h].request() as req:
+            yield req
+            yield env.timeout(rng.exponential(node_mean))
+        device, model = (reads[h][(address // unit) % per_host], ssd) if is_read else (writes[h], nvme)
+        with device.request() as req:
+            yield req
+            yield env.timeout(model.service_time(is_read, 4096, 0, rng))
+
+    def vm():
+        while True:
+            start = env.now
+            is_read = rng.random() < 0.7
+            address = int(rng.integers(blocks)) * 4096
+            yield env.timeout(rng.lognormal(np.log(stack_mean) - sigma2 / 2, np.sqrt(sigma2)))
+            primary = (address // unit) % hosts
+            if is_read:
+                yield env.process(copy(primary, True, address))
+            else:
+                yield env.all_of([env.process(copy((primary + k) % hosts, False, address)) for k in range(copies)])
+            done[0] += 1
+            if start >= warmup:
+                responses.append(env.now - start)
+
+    for _ in range(VSAN_VMS):
+        env.process(vm())
+    t = time.perf_counter()
+    env.run(until=horizon)
+    wall = time.perf_counter() - t
+    return BenchRow("simpy (process per VM and per copy)", VSAN_SCENARIO, done[0], wall,
+                    1e3 * statistics.fmean(responses), None)  # fmt: skip
+
+
 def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.DataFrame:
     """Run every model on every scenario ``repeats`` times; one row per model and scenario (medians)."""
     repeats = repeats or (1 if quick else 3)
     mm4_horizon = 15.0 if quick else 60.0  # simulated seconds: 54k / 216k customers at 3,600/s
     closed_horizon = 1.0 if quick else 4.0
+    vsan_horizon = 1.0 if quick else 3.0  # simulated seconds: about 40k / 120k IOs
     runs = [
         (run_storagelab_mm4, mm4_horizon, 1.0),
         (run_storagelab_mm4_events, mm4_horizon, 1.0),
         (run_ciw_mm4, mm4_horizon, 1.0),
         (run_simpy_mm4, mm4_horizon, 1.0),
         (run_storagelab_closed, closed_horizon, 0.1),
+        (run_storagelab_vsan, vsan_horizon, 0.2),
+        (run_simpy_vsan, vsan_horizon, 0.2),
     ]
     rows = []
     for fn, horizon, warmup in tqdm(runs, desc="benchmark", unit="model"):
@@ -184,10 +270,14 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
         )
     df = pl.DataFrame(rows)
     ciw_rate = df.filter(pl.col("model") == "ciw")["ios_per_second"][0]
+    simpy_rate = (
+        pl.col("ios_per_second").filter(pl.col("model").str.starts_with("simpy")).first().over("scenario")
+    )
     return df.with_columns(
         ratio_to_ciw=pl.when(pl.col("scenario").str.starts_with("M/M/4")).then(
             pl.col("ios_per_second") / ciw_rate
-        )
+        ),
+        ratio_to_simpy=pl.col("ios_per_second") / simpy_rate,
     )
 
 

@@ -1,7 +1,7 @@
 """Charts: Altair figures of published points, fitted curves and their uncertainty.
 
 Charts are Vega-Lite specs built with Altair. :func:`enable` installs the ``storagelab`` renderer, which
-puts two things in a notebook output: the Vega-Lite spec (interactive in JupyterLab, and what nbval
+puts two things in a notebook output: the Vega-Lite 5 spec (interactive in JupyterLab 4, and what nbval
 compares) and a static PNG made by vl-convert (what the HTML report, GitHub and nbval-skipped views
 show). Specs are deterministic: data are rounded to :data:`SIGNIFICANT_DIGITS`, and every selection or
 parameter is named, so re-executing a notebook reproduces its outputs byte for byte.
@@ -28,11 +28,17 @@ PNG_SCALE = 1.0
 
 _RENDERER = "storagelab"
 
-#: The output key under which a chart's Vega-Lite spec is stored in a notebook. Altair 6 uses
-#: ``application/vnd.vegalite.v6.json``, which nbformat's schema treats as text (only ``+json`` keys
-#: may hold JSON) and JupyterLab 4 does not render; ``+json`` keeps the spec a JSON object that
-#: nbformat validates and nbval compares as data. The version follows the pinned Altair.
-SPEC_MIME_TYPE = f"application/vnd.vegalite.{alt.SCHEMA_VERSION.split('.')[0]}+json"
+#: The Vega-Lite version every chart is stored and drawn in. JupyterLab 4 renders Vega-Lite 5 itself
+#: (4.6 bundles 5.6) and no v6, so a chart is stored as a v5 spec (Altair 6 writes v6, whose specs our
+#: charts share with v5; ``tests/test_charts.py`` compiles every committed chart with both), and its PNG
+#: and the HTML report's interactive chart are drawn by vl-convert's Vega-Lite 5.8, its oldest and the
+#: nearest to JupyterLab's.
+VEGA_LITE_VERSION = "5.8"
+#: The output key under which a chart's Vega-Lite spec is stored in a notebook: the one JupyterLab
+#: renders, and a ``+json`` key, which nbformat keeps as a JSON object and nbval compares as data.
+SPEC_MIME_TYPE = "application/vnd.vegalite.v5+json"
+#: The ``$schema`` a stored spec names (vega-embed reads the version from it).
+SPEC_SCHEMA = f"https://vega.github.io/schema/vega-lite/v{VEGA_LITE_VERSION}.0.json"
 
 
 def _round_significant(x: float | None, digits: int = SIGNIFICANT_DIGITS) -> float | None:
@@ -50,8 +56,30 @@ def chart_data(df: pl.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> pl.DataFra
     )
 
 
+def _params_into_views(spec: dict) -> dict:
+    """``spec`` with each top-level selection that names its ``views`` moved into those layers.
+
+    Altair lifts a layer's selection to the top level with ``views: [layer name]``; JupyterLab's
+    Vega-Lite 5.6 then defines the selection's signals twice ("Duplicate signal name") and draws no
+    chart. A selection inside the layer it belongs to is the same selection in every Vega-Lite 5 and 6.
+    """
+    moving = [p for p in spec.get("params", []) if p.get("views") and "select" in p]
+    if not moving or "layer" not in spec:
+        return spec
+    layers = [dict(layer) for layer in spec["layer"]]
+    for param in moving:
+        inner = {k: v for k, v in param.items() if k != "views"}
+        for layer in layers:
+            if layer.get("name") in param["views"]:
+                layer["params"] = [*layer.get("params", []), inner]
+    kept = [p for p in spec["params"] if p not in moving]
+    out = {k: v for k, v in spec.items() if k != "params"} | {"layer": layers}
+    return out | {"params": kept} if kept else out
+
+
 def _render(spec: dict, **metadata) -> tuple[dict, dict]:
-    png = vlc.vegalite_to_png(spec, scale=PNG_SCALE)
+    spec = _params_into_views({**spec, "$schema": SPEC_SCHEMA})
+    png = vlc.vegalite_to_png(spec, vl_version=VEGA_LITE_VERSION, scale=PNG_SCALE)
     title = spec.get("title")
     title = title.get("text") if isinstance(title, dict) else title
     bundle = {

@@ -182,8 +182,9 @@ def bench(
         bool, typer.Option("--sweep", help="instead: a 16-run sweep on 1 and on 2 Dask workers (speed-up)")
     ] = False,
 ) -> None:
-    """Simulated IOs per wall-second: storagelab beside Ciw and a process-per-IO SimPy model; or, with
-    --sweep, the speed-up of a sweep on two workers over one."""
+    """Simulated IOs per wall-second: storagelab beside Ciw and textbook SimPy models, on an M/M/4 queue
+    and on a Virtual SAN calibration scenario; or, with --sweep, the speed-up of a sweep on two workers
+    over one."""
 
     from storagelab.benchmark import bench as run_bench
     from storagelab.benchmark import sweep_efficiency

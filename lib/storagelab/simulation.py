@@ -20,6 +20,7 @@ import simpy
 from tqdm.auto import tqdm
 
 from storagelab.kernel.component import Component, RunContext
+from storagelab.kernel.event_loop import run_until
 from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
 from storagelab.kernel.sources import Source
@@ -69,14 +70,14 @@ class SimulationResult:
 
 def _run(env: simpy.Environment, until: float, progress: bool, label: str) -> None:
     if not progress:
-        env.run(until=until)
+        run_until(env, until)
         return
     start = env.now
     step = (until - start) / PROGRESS_CHUNKS
     with tqdm(total=round(until - start, 6), desc=label, unit="sim s", leave=False) as bar:
         for i in range(1, PROGRESS_CHUNKS + 1):
             t = until if i == PROGRESS_CHUNKS else start + i * step
-            env.run(until=t)
+            run_until(env, t)
             bar.update(round(t - start - bar.n, 6))
 
 

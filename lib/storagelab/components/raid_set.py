@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from simpy.events import Event
 
-from storagelab.kernel.component import Component
+from storagelab.kernel.component import Component, fire
 from storagelab.kernel.composition import join_all, join_first
 from storagelab.kernel.io import IORequest
 
@@ -31,6 +31,9 @@ class _Phases:
             members[op.member].submit(io.child(size=op.size, address=op.address, is_read=op.is_read))
             for op in phase.ops
         ]
+        if len(parts) == 1:  # one op: the phase completes with it ("all" and "any" alike)
+            parts[0].callbacks.append(self._phase_done)
+            return
         join = join_first if phase.join == "any" else join_all
         join(self.raid.env, parts, io).callbacks.append(self._phase_done)
 
@@ -40,7 +43,7 @@ class _Phases:
             raid = self.raid
             raid.completed += 1  # counted on completion, so member_ios / completed is exact
             raid.member_ios += sum(len(p.ops) for p in self.phases)
-            self.done.succeed(self.io)
+            fire(self.done, self.io)
         else:
             self.start()
 

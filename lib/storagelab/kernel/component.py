@@ -50,6 +50,21 @@ def completion_in(env: simpy.Environment, delay: float, value: Any) -> Event:
     return ev
 
 
+def fire(event: Event, value: Any) -> None:
+    """Succeed ``event`` with ``value`` and run its callbacks now, inside the event being processed.
+
+    The completion of a composite (a path's last stage, the last part of a join, a RAID set's last
+    phase) happens at the same instant as the completion it follows, so it does not go round the event
+    queue as ``event.succeed(value)`` would (an event scheduled for now, then popped): the callbacks are
+    the same and run at the same simulated time, and a run costs an event less per composite.
+    """
+    event._ok = True
+    event._value = value
+    callbacks, event.callbacks = event.callbacks, None
+    for callback in callbacks:
+        callback(event)
+
+
 class Component:
     """A stage of the IO path. Subclasses implement :meth:`submit` and, if they hold state that
     summarises a run, :meth:`stats`.

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from simpy.events import Event
 
-from storagelab.kernel.component import Component
+from storagelab.kernel.component import Component, fire
 from storagelab.kernel.io import IORequest
 
 
@@ -28,7 +28,7 @@ class _AllOf:
     def __call__(self, _ev: Event) -> None:
         self.left -= 1
         if self.left == 0:
-            self.event.succeed(self.value)
+            fire(self.event, self.value)
 
 
 class _FirstOf:
@@ -41,7 +41,7 @@ class _FirstOf:
 
     def __call__(self, _ev: Event) -> None:
         if not self.event.triggered:
-            self.event.succeed(self.value)
+            fire(self.event, self.value)
 
 
 def join_all(env, parts: Sequence[Event], value: object) -> Event:
@@ -66,7 +66,7 @@ def join_first(env, parts: Sequence[Event], value: object) -> Event:
 
 def _relay(env, part: Event, value: object) -> Event:
     done = Event(env)
-    part.callbacks.append(lambda _e: done.succeed(value))
+    part.callbacks.append(lambda _e: fire(done, value))
     return done
 
 
@@ -82,7 +82,7 @@ class _Advance:
         self.i += 1
         stages = self.path.stages
         if self.i == len(stages):
-            self.done.succeed(self.io)
+            fire(self.done, self.io)
         else:
             stages[self.i].submit(self.io).callbacks.append(self)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 
 import numpy as np
-from simpy.events import Event
+from simpy.events import NORMAL, Event
 
 from storagelab.kernel.component import Component, RunContext, completion_in
 from storagelab.kernel.io import IORequest
@@ -132,19 +132,30 @@ class Source:
     def _issue(self, io: IORequest | None = None) -> None:
         """Submit ``io`` (default: the next IO) to the target, counting it in the system."""
         now = self.env._now
-        self._area += self.in_system * (now - self._last)
+        n = self.in_system
+        self._area += n * (now - self._last)
         self._last = now
-        self.in_system += 1
+        self.in_system = n + 1
         self.submitted += 1
         self.issued_total += 1
-        self.target.submit(self._next_io() if io is None else io).callbacks.append(self._completed)
+        if io is None:  # _next_io(), inlined
+            k = self._k
+            if k >= len(self._block):
+                r, s, a = self.sampler.next_block(BLOCK)
+                self._block = list(zip(r.tolist(), s.tolist(), a.tolist(), strict=True))
+                k = 0
+            self._k = k + 1
+            is_read, size, address = self._block[k]
+            io = IORequest(is_read, size, address, 0, self._op_cls[is_read], now)
+        self.target.submit(io).callbacks.append(self._completed)
 
     def _completed(self, ev: Event) -> None:
         io: IORequest = ev._value
         now = self.env._now
-        self._area += self.in_system * (now - self._last)
+        n = self.in_system
+        self._area += n * (now - self._last)
         self._last = now
-        self.in_system -= 1
+        self.in_system = n - 1
         self.completed += 1
         if self._record is not None:
             self._record(io.cls, now - io.submitted, now, io.size)
@@ -229,7 +240,9 @@ class OpenSource(Source):
                 issue()
             t = env._now + gap()
             if not self.shortcuts or not queue or queue[0][0] <= t:
-                completion_in(env, t - env._now, None).callbacks.append(self._arrive)
+                ev = Event.__new__(Event)  # completion_in(env, t - now, None), inlined
+                ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
+                heappush(queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
                 return
             env._now = t  # nothing is scheduled before the next arrival: take it inline
 

@@ -127,7 +127,9 @@ def _vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed in one script, with the snippet above (no network needed)."""
     import vl_convert
 
-    return vl_convert.javascript_bundle(_EMBED_SNIPPET)
+    from storagelab.charts import VEGA_LITE_VERSION
+
+    return vl_convert.javascript_bundle(_EMBED_SNIPPET, vl_version=VEGA_LITE_VERSION)
 
 
 def interactive_charts(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, int]:

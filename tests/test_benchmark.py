@@ -1,0 +1,33 @@
+"""The benchmark's models simulate the same systems (their mean response times agree), and the README's
+benchmark table is generated from the committed runs. No wall-clock time is asserted here."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from storagelab import benchmark
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_bench_table_is_generated_from_the_committed_runs():
+    spec = importlib.util.spec_from_file_location("update_readme_bench", ROOT / "ci" / "update_readme_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    block = module.block()
+    assert block in (ROOT / "README.md").read_text(encoding="utf-8"), (
+        f"README's benchmark table differs from benchmarks/; run `make bench`. Expected:\n{block}"
+    )
+
+
+def test_vsan_bench_models_are_the_same_cluster():
+    """The calibration scenario in storagelab and the textbook SimPy model of it: same throughput and mean
+    response within 3 % (each mean has a standard error of about 0.3 % over 0.8 simulated seconds)."""
+    ours = benchmark.run_storagelab_vsan(1.0, 0.2, seed=3)
+    textbook = benchmark.run_simpy_vsan(1.0, 0.2, seed=4)
+    assert ours.mean_response_ms == pytest.approx(textbook.mean_response_ms, rel=0.03)
+    assert ours.simulated_ios == pytest.approx(textbook.simulated_ios, rel=0.03)
+

@@ -1,0 +1,89 @@
+"""The kernel's event loop and in-event completions behave as SimPy's ``run`` and ``succeed`` do."""
+
+from __future__ import annotations
+
+import pytest
+import simpy
+
+from storagelab.kernel import Delay, IORequest, Path, RunContext
+from storagelab.kernel.component import fire
+from storagelab.kernel.event_loop import run_until
+from storagelab.kernel.randomness import RandomStreams
+
+
+def _schedule(env: simpy.Environment, log: list) -> None:
+    """Timeouts at repeated times (ties broken by priority and order), a process, and one event at 5.0."""
+
+    def proc(env):
+        for k in range(4):
+            yield env.timeout(1.25)
+            log.append(("proc", env.now, k))
+
+    env.process(proc(env))
+    for i, t in enumerate([0.5, 2.5, 2.5, 1.0, 5.0, 4.999, 7.0]):
+        env.timeout(t, i).callbacks.append(lambda ev, t=t: log.append(("timeout", ev.env.now, ev.value)))
+
+
+def test_run_until_processes_the_events_simpy_run_does_in_the_same_order():
+    ours, theirs = [], []
+    a, b = simpy.Environment(), simpy.Environment()
+    _schedule(a, ours)
+    _schedule(b, theirs)
+    run_until(a, 5.0)
+    b.run(until=5.0)
+    assert ours == theirs and a.now == b.now == 5.0
+    assert ("timeout", 5.0, 4) not in ours  # an event exactly at `until` waits for the next call
+    run_until(a, 8.0)
+    b.run(until=8.0)
+    assert ours == theirs
+
+
+def test_run_until_stops_on_a_failed_event_as_simpy_does():
+    env = simpy.Environment()
+    env.timeout(1.0).callbacks.append(lambda _ev: env.event().fail(ValueError("disk on fire")))
+    with pytest.raises(ValueError, match="disk on fire"):
+        run_until(env, 2.0)
+    with pytest.raises(ValueError, match="must be greater"):
+        run_until(simpy.Environment(), 0.0)
+
+
+def test_a_composite_completed_in_event_resumes_a_simpy_process_at_the_right_time():
+    env = simpy.Environment()
+    path = Path("path", [Delay("a", 0.002), Delay("b", 0.003)])
+    path.bind(RunContext(env=env, streams=RandomStreams(1)))
+    seen = []
+
+    def user(env):
+        io = yield path.submit(IORequest(True, 4096))
+        seen.append((env.now, io.size))
+
+    env.process(user(env))
+    run_until(env, 1.0)
+    assert seen == [(pytest.approx(0.005), 4096)]
+
+
+def test_fire_runs_callbacks_once_and_marks_the_event_processed():
+    env = simpy.Environment()
+    ev, calls = env.event(), []
+    ev.callbacks.append(lambda e: calls.append(e.value))
+    fire(ev, "done")
+    assert calls == ["done"] and ev.triggered and ev.processed and ev.ok
+
+
+def test_inline_arrivals_never_run_past_until():
+    """An open-loop source takes an arrival inline only if it precedes every scheduled event; the stop
+    event run_until keeps in the queue is what stops it at ``until``."""
+    from storagelab.kernel import Exponential, FixedSampler, OpenSource, Station
+
+    env = simpy.Environment()
+    ctx = RunContext(env=env, streams=RandomStreams(2))
+    station = Station("q", Exponential(1e-3))
+    station.bind(ctx)
+    src = OpenSource("a", station, FixedSampler(), rate=500.0)
+    src.bind(ctx)
+    run_until(env, 1.0)
+    assert env.now == 1.0
+    issued = src.issued_total
+    assert 400 < issued < 600  # about 500 arrivals in the first second, none after it
+    run_until(env, 2.0)
+    assert 900 < src.issued_total < 1100
