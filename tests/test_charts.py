@@ -98,3 +98,16 @@ def test_committed_charts_are_the_same_chart_under_vega_lite_5_and_6():
         for key in ("data", "scales"):
             assert _names(v5, key) == _names(v6, key), (name, key)
         assert _names(v5, "signals") == _names(v6, "signals"), name
+
+
+def test_stored_spec_keeps_a_layer_selection_inside_its_layer():
+    """JupyterLab's Vega-Lite 5.6 fails on a top-level selection with ``views`` ("Duplicate signal name");
+    the stored spec has the zoom inside the band layer, and compiles to the same selection signals."""
+    raw = demo_chart().to_dict()
+    stored = charts._render(raw)[0][charts.SPEC_MIME_TYPE]
+    assert "params" not in stored
+    band = next(layer for layer in stored["layer"] if layer.get("name") == "demo_band")
+    assert band["params"] == [{"name": "zoom_demo", "select": {"type": "interval"}, "bind": "scales"}]
+    before = charts.vlc.vegalite_to_vega(raw, vl_version=charts.VEGA_LITE_VERSION)
+    after = charts.vlc.vegalite_to_vega(stored, vl_version=charts.VEGA_LITE_VERSION)
+    assert _names(before, "signals") == _names(after, "signals")
