@@ -111,3 +111,15 @@ def test_stored_spec_keeps_a_layer_selection_inside_its_layer():
     before = charts.vlc.vegalite_to_vega(raw, vl_version=charts.VEGA_LITE_VERSION)
     after = charts.vlc.vegalite_to_vega(stored, vl_version=charts.VEGA_LITE_VERSION)
     assert _names(before, "signals") == _names(after, "signals")
+
+
+def test_frame_html_drops_polars_quotes_also_next_to_a_truncated_string():
+    """A string cut at the display length ("bbb…") has no closing quote; the cell after it keeps its
+    text without quotes, and a quote inside a string stays."""
+    df = pl.DataFrame({"name": ["drives", "b" * 100, "link_rate", 'say "hi"'], "unit": ["count", "x", "MB/s", "y"]})
+    with pl.Config(fmt_str_lengths=20, tbl_hide_column_data_types=True):
+        html = charts.frame_html(df)
+    cells = re.findall(r"<td>(.*?)</td>", html)
+    assert cells[0] == "drives" and cells[2].startswith("bbb") and cells[4] == "link_rate"
+    assert cells[6] == "say &quot;hi&quot;"
+    assert "<td>&quot;" not in html

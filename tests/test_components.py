@@ -24,6 +24,7 @@ from storagelab.kernel import (
     Path,
     Station,
 )
+from storagelab.kernel.component import completion_in
 from storagelab.simulation import simulate
 from storagelab.workloads import AccessSpec
 
@@ -392,3 +393,57 @@ def test_cluster_event_path_equals_its_timed_path():
     (timed, c1), (events, c2) = run("fifo"), run("priority")
     assert c1.timed and not c2.timed
     assert timed.summary().equals(events.summary())
+
+
+def _cache_run(backend_s: float = 5e-3):
+    """A cold 64-block read cache in front of a 5 ms back end, bound to a fresh run."""
+    import simpy
+
+    from storagelab.kernel import RunContext
+    from storagelab.kernel.event_loop import run_until
+    from storagelab.kernel.randomness import RandomStreams
+
+    env = simpy.Environment()
+    cache = ReadCache("cache", Station("disk", Deterministic(backend_s), servers=8), capacity_bytes=64 * 4096)
+    cache.bind(RunContext(env=env, streams=RandomStreams(1)))
+    done: dict[str, float] = {}
+
+    def read(tag: str, address: int, at: float) -> None:
+        def go(_ev=None):
+            cache.submit(IORequest(True, 4096, address)).callbacks.append(lambda e: done.setdefault(tag, e.env.now))
+
+        completion_in(env, at, None).callbacks.append(go)
+
+    return env, cache, done, read, lambda t: run_until(env, t)
+
+
+def test_read_cache_serves_a_block_only_after_its_fill_completes():
+    """A read of a block whose miss is still being fetched waits for that fill: no hit before the data
+    exists. Several reads are outstanding at once (the QD1 case cannot show it)."""
+    env, cache, done, read, run = _cache_run()
+    read("miss", 0, 0.0)  # fetches block 0 until 5 ms
+    read("during fill", 0, 1e-3)  # same block, 1 ms later: must wait for the fill
+    read("during fill 2", 0, 2e-3)
+    read("other miss", 8192, 2e-3)  # another block: its own fill, 2-7 ms
+    read("after fill", 0, 6e-3)  # block 0 resident by now: a plain hit
+    run(0.1)
+    hit = cache.hit_latency + 4096 / cache.hit_bandwidth
+    assert done["miss"] == pytest.approx(5e-3)
+    assert done["during fill"] == pytest.approx(5e-3 + hit)
+    assert done["during fill 2"] == pytest.approx(5e-3 + hit)
+    assert done["other miss"] == pytest.approx(7e-3)
+    assert done["after fill"] == pytest.approx(6e-3 + hit)
+    stats = cache.stats(0.1)
+    assert (stats["read_ios"], stats["delayed_hits"]) == (5, 2)
+    assert stats["read_hit_ratio"] == pytest.approx(1 / 5)
+
+
+def test_read_cache_write_during_a_fill_is_not_overwritten_by_the_fill():
+    """With write_policy="invalidate", a write to a block being fetched drops it: the fill completing
+    afterwards does not make the stale data resident, and a later read misses."""
+    env, cache, done, read, run = _cache_run()
+    read("miss", 0, 0.0)
+    completion_in(env, 1e-3, None).callbacks.append(lambda _e: cache.submit(IORequest(False, 4096, 0)))
+    read("after write", 0, 2e-3)  # invalidated: goes to the back end (2-7 ms), not onto block 0's fill
+    run(0.1)
+    assert done["after write"] == pytest.approx(7e-3)

@@ -92,7 +92,8 @@ def _render(spec: dict, **metadata) -> tuple[dict, dict]:
 
 def frame_html(df: pl.DataFrame) -> str:
     """A Polars frame as an HTML table for a reader: text cells without Polars' quotation marks."""
-    return re.sub(r"<td>&quot;(.*?)&quot;</td>", r"<td>\1</td>", df._repr_html_())
+    # a cell's text never holds "<"; a string cut at the display length has no closing quote
+    return re.sub(r"<td>&quot;([^<]*?)(?:&quot;)?</td>", r"<td>\1</td>", df._repr_html_())
 
 
 def enable() -> None:

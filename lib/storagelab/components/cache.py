@@ -11,7 +11,8 @@ from collections import deque
 from simpy.events import Event
 
 from storagelab import cache_policies
-from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.component import Component, completion_in, fire
+from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
 
 POLICIES = {"lru": "LRU", "s3fifo": "S3FIFO", "arc": "ARC"}
@@ -34,10 +35,14 @@ class ReadCache(Component):
     """A read cache of ``capacity_bytes`` in ``block_bytes`` blocks in front of ``backend``.
 
     A read whose blocks are all cached completes after ``hit_latency`` seconds plus ``size /
-    hit_bandwidth``; otherwise it goes to the back end (the missing blocks are admitted). Writes go
-    through to the back end; ``write_policy`` decides what the cache does with the written blocks:
-    ``"invalidate"`` (drop them), ``"update"`` (write-allocate: keep them as cached), or ``"around"``
-    (leave the cache alone).
+    hit_bandwidth``; otherwise it goes to the back end, and its missing blocks are being *filled* until
+    that read completes. A block is in the replacement policy from its miss (so replacement order and
+    hit counts are those of the trace, as libCacheSim counts them), but its data exist only when its
+    fill completes: a read that finds all its blocks in the cache, some of them still filling, waits for
+    those fills and then for the hit time (a *delayed hit*). Writes go through to the back end;
+    ``write_policy`` decides what the cache does with the written blocks: ``"invalidate"`` (drop them,
+    and forget their fills), ``"update"`` (write-allocate: keep them as cached, with the written data),
+    or ``"around"`` (leave the cache alone).
     """
 
     WRITE_POLICIES = ("invalidate", "update", "around")
@@ -72,39 +77,67 @@ class ReadCache(Component):
 
     def on_bind(self) -> None:
         self.policy = make_policy(self.policy_name, self.capacity_bytes // self.block_bytes)
+        self._filling: dict[int, Event] = {}  # block -> the back-end read that brings its data
 
     def reset_stats(self) -> None:
-        self.read_hits = self.read_misses = self.writes = 0
+        self.read_hits = self.read_misses = self.delayed_hits = self.writes = 0
         p = getattr(self, "policy", None)
         self._base = (p.hits, p.misses) if p is not None else (0, 0)
 
     def submit(self, io: IORequest) -> Event:
         policy = self.policy
+        blocks = _blocks(io, self.block_bytes)
+        filling = self._filling
         if io.is_read:
-            hit = True
-            for b in _blocks(io, self.block_bytes):
-                if not policy.access(b):
-                    hit = False
-            if hit:
-                self.read_hits += 1
-                return completion_in(self.env, self.hit_latency + io.size / self.hit_bandwidth, io)
+            missing = [b for b in blocks if not policy.access(b)]
+            if not missing:
+                fills = {id(f): f for b in blocks if (f := filling.get(b)) is not None}
+                if not fills:
+                    self.read_hits += 1
+                    return completion_in(self.env, self.hit_latency + io.size / self.hit_bandwidth, io)
+                self.delayed_hits += 1
+                return self._after_fills(list(fills.values()), io)
             self.read_misses += 1
-            return self.backend.submit(io)
+            fetch = self.backend.submit(io)
+            for b in missing:
+                filling[b] = fetch
+            fetch.callbacks.append(lambda ev, missing=missing: self._filled(missing, ev))
+            return fetch
         self.writes += 1
-        if self.write_policy == "invalidate":
-            for b in _blocks(io, self.block_bytes):
-                policy.discard(b)
-        elif self.write_policy == "update":
-            for b in _blocks(io, self.block_bytes):
-                policy.insert(b)
+        if self.write_policy != "around":
+            for b in blocks:
+                filling.pop(b, None)  # the written data replace (or drop) whatever a fill brings
+                if self.write_policy == "invalidate":
+                    policy.discard(b)
+                else:
+                    policy.insert(b)
         return self.backend.submit(io)
 
+    def _filled(self, blocks: list[int], fetch: Event) -> None:
+        """A back-end read completed: the blocks it was filling hold their data now."""
+        filling = self._filling
+        for b in blocks:
+            if filling.get(b) is fetch:
+                del filling[b]
+
+    def _after_fills(self, fills: list[Event], io: IORequest) -> Event:
+        """An event for ``io`` served from the cache once every fill in ``fills`` has completed."""
+        env, done = self.env, Event(self.env)
+        hit = self.hit_latency + io.size / self.hit_bandwidth
+
+        def serve(_ev: Event) -> None:
+            completion_in(env, hit, io).callbacks.append(lambda _e: fire(done, io))
+
+        join_all(env, fills, io).callbacks.append(serve)
+        return done
+
     def stats(self, elapsed: float) -> dict[str, float]:
-        reads = self.read_hits + self.read_misses
+        reads = self.read_hits + self.read_misses + self.delayed_hits
         hits, misses = self.policy.hits - self._base[0], self.policy.misses - self._base[1]
         return {
             "read_ios": float(reads),
             "read_hit_ratio": self.read_hits / reads if reads else 0.0,
+            "delayed_hits": float(self.delayed_hits),
             "block_hit_ratio": hits / (hits + misses) if hits + misses else 0.0,
             "writes": float(self.writes),
         }
