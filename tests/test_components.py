@@ -420,7 +420,7 @@ def _cache_run(backend_s: float = 5e-3):
 def test_read_cache_serves_a_block_only_after_its_fill_completes():
     """A read of a block whose miss is still being fetched waits for that fill: no hit before the data
     exists. Several reads are outstanding at once (the QD1 case cannot show it)."""
-    env, cache, done, read, run = _cache_run()
+    _env, cache, done, read, run = _cache_run()
     read("miss", 0, 0.0)  # fetches block 0 until 5 ms
     read("during fill", 0, 1e-3)  # same block, 1 ms later: must wait for the fill
     read("during fill 2", 0, 2e-3)
