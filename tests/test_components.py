@@ -164,8 +164,50 @@ def test_path_link_and_delay_add_their_times():
     res = simulate(
         path, [ClosedSource("one", path, FixedSampler(size=8000), workers=1)], duration=0.5, progress=False
     )
-    # QD1, no contention: 8000/800e6 s serialization + 5 us + 10 us + 100 us
-    assert res.summary()["mean_ms"][0] == pytest.approx(1e3 * (10e-6 + 5e-6 + 10e-6 + 100e-6), rel=1e-3)
+    # QD1, no contention: the request crosses (5 us), 10 us + 100 us, the data come back (8000/800e6 s + 5 us)
+    assert res.summary()["mean_ms"][0] == pytest.approx(1e3 * (5e-6 + 10e-6 + 100e-6 + 10e-6 + 5e-6), rel=1e-3)
+
+
+def _link_run(stages_behind: list, ios: list[tuple[str, bool, float]], bandwidth: float = 100e6):
+    """Completion times of 1 MB IOs (tag, is_read, submit time) through a path: a link, then the stages."""
+    import simpy
+
+    from storagelab.kernel import RunContext
+    from storagelab.kernel.event_loop import run_until
+    from storagelab.kernel.randomness import RandomStreams
+
+    env = simpy.Environment()
+    link = Link("link", bandwidth=bandwidth)
+    path = Path("path", [link, *stages_behind])
+    path.bind(RunContext(env=env, streams=RandomStreams(1)))
+    done: dict[str, float] = {}
+    for tag, is_read, at in ios:
+
+        def go(_ev, tag=tag, is_read=is_read):
+            path.submit(IORequest(is_read, 10**6)).callbacks.append(lambda e: done.setdefault(tag, e.env.now))
+
+        completion_in(env, at, None).callbacks.append(go)
+    run_until(env, 10.0)
+    return done, link
+
+
+def test_link_is_full_duplex_a_read_and_a_write_do_not_queue_behind_each_other():
+    """A 1 MB read and a 1 MB write over a 100 MB/s link at once: the read's data come back while the
+    write's go out, so both take 10 ms (on a shared FIFO the write waited for the read's 10 ms)."""
+    done, link = _link_run([Delay("array", 0.0)], [("read", True, 0.0), ("write", False, 0.0)])
+    assert done == {"write": pytest.approx(0.010), "read": pytest.approx(0.010)}
+    stats = link.stats(0.010)
+    assert stats["utilisation_request"] == pytest.approx(1.0) and stats["utilisation_response"] == pytest.approx(1.0)
+
+
+def test_a_reads_data_cross_the_link_after_the_back_end_has_read_them():
+    """A 1 MB read with a 5 ms back end and a 1 MB write issued 5 ms later: the read's data occupy the
+    return direction from 5 to 15 ms, the write's the request direction from 5 to 15 ms. On the old link
+    the read's payload crossed on the way in (0-10 ms) and the write queued behind it (done at 25 ms)."""
+    done, _ = _link_run([Delay("array", 5e-3)], [("read", True, 0.0), ("write", False, 5e-3)])
+    assert done["read"] == pytest.approx(0.015)
+    assert done["write"] == pytest.approx(0.020)  # out 5-15 ms, 5 ms in the array, then the ack
+
 
 
 # --- bad inputs are refused with the parameter and what is allowed ---
@@ -447,3 +489,23 @@ def test_read_cache_write_during_a_fill_is_not_overwritten_by_the_fill():
     read("after write", 0, 2e-3)  # invalidated: goes to the back end (2-7 ms), not onto block 0's fill
     run(0.1)
     assert done["after write"] == pytest.approx(7e-3)
+
+
+def test_a_half_duplex_stage_queues_reads_and_writes_together():
+    """duplex=False (a controller's time and transfer): one FIFO for both, the payload on the way in."""
+    import simpy
+
+    from storagelab.kernel import RunContext
+    from storagelab.kernel.event_loop import run_until
+    from storagelab.kernel.randomness import RandomStreams
+
+    env = simpy.Environment()
+    ctrl = Link("controller", bandwidth=100e6, per_io_overhead=1e-3, duplex=False)
+    path = Path("p", [ctrl, Delay("array", 0.0)])
+    path.bind(RunContext(env=env, streams=RandomStreams(1)))
+    done: dict[str, float] = {}
+    for tag, is_read in (("read", True), ("write", False)):
+        path.submit(IORequest(is_read, 10**6)).callbacks.append(lambda e, tag=tag: done.setdefault(tag, e.env.now))
+    run_until(env, 1.0)
+    assert done == {"read": pytest.approx(0.011), "write": pytest.approx(0.022)}
+    assert "utilisation_response" not in ctrl.stats(1.0)

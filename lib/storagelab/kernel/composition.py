@@ -71,24 +71,29 @@ def _relay(env, part: Event, value: object) -> Event:
 
 
 class _Advance:
-    """Callback moving an IO to the next stage of a path."""
+    """Callback moving an IO to the next stage of a path, then back through the stages that respond."""
 
-    __slots__ = ("done", "i", "io", "path")
+    __slots__ = ("back", "done", "i", "io", "path")
 
     def __init__(self, path: Path, io: IORequest, done: Event) -> None:
-        self.path, self.io, self.done, self.i = path, io, done, 0
+        self.path, self.io, self.done, self.i, self.back = path, io, done, 0, len(path.responders)
 
     def __call__(self, _ev: Event) -> None:
-        self.i += 1
-        stages = self.path.stages
-        if self.i == len(stages):
-            fire(self.done, self.io)
+        path = self.path
+        if self.i < len(path.steps) - 1:  # forward: the next stage
+            self.i += 1
+            path.steps[self.i](self.io).callbacks.append(self)
+        elif self.back:  # then the responses, from the stage nearest the back end to the nearest the host
+            self.back -= 1
+            path.responders[self.back](self.io).callbacks.append(self)
         else:
-            stages[self.i].submit(self.io).callbacks.append(self)
+            fire(self.done, self.io)
 
 
 class Path(Component):
-    """Stages in series: an IO passes each in turn; the path completes when the last stage completes."""
+    """Stages in series: an IO passes each in turn; the path completes when the last stage completes and
+    every stage that carries a response back (a :class:`~storagelab.kernel.Link`: a read's data, a
+    write's acknowledgement) has carried it, nearest the back end first."""
 
     def __init__(self, name: str, stages: Sequence[Component]) -> None:
         super().__init__(name)
@@ -99,11 +104,17 @@ class Path(Component):
     def children(self) -> list[Component]:
         return self.stages
 
+    def on_bind(self) -> None:
+        # what the IO calls on each stage going in, and the response legs coming back (in path order);
+        # taken once the stages are bound, as a station picks its submit method then
+        self.steps = [getattr(s, "forward", s.submit) for s in self.stages]
+        self.responders = [s.respond for s in self.stages if getattr(s, "duplex", False)]
+
     def submit(self, io: IORequest) -> Event:
-        if len(self.stages) == 1:
+        if len(self.stages) == 1 and not self.responders:
             return self.stages[0].submit(io)
         done = Event(self.env)
-        self.stages[0].submit(io).callbacks.append(_Advance(self, io, done))
+        self.steps[0](io).callbacks.append(_Advance(self, io, done))
         return done
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from heapq import heapreplace
-
 from simpy.events import Event
 
-from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import ServiceDistribution
 
@@ -53,16 +51,34 @@ class Delay(Component):
 
 
 class Link(Component):
-    """A network link: a FIFO serialization queue at ``bandwidth`` bytes/s, then ``propagation`` seconds.
+    """A full-duplex network link: each direction a FIFO serialization queue at ``bandwidth`` bytes/s,
+    then ``propagation`` seconds.
 
-    An IO occupies the link for ``size / bandwidth`` (plus ``per_io_overhead`` seconds of framing or
-    protocol time), in arrival order; it then arrives ``propagation`` seconds later. For a WAN, a
-    synchronous write pays the round trip: model it as two links (there and back), each with
-    propagation RTT/2.
+    A request crosses the link towards the target and a response comes back on the other direction,
+    each queued only behind traffic going the same way:
+
+    - a write's payload goes out with its request (``size / bandwidth``); its response is an
+      acknowledgement (no payload);
+    - a read's request carries no payload; its data cross the return direction, after the back end has
+      read them.
+
+    ``per_io_overhead`` seconds of framing or protocol time occupy the request direction once per IO.
+    Every IO pays the propagation twice (there and back). In a :class:`~storagelab.kernel.Path`, the
+    request crosses when the IO reaches the link and the response when the stages behind it have
+    completed (:meth:`respond`); a link used on its own completes the request and then the response.
+
+    ``duplex=False`` makes a half-duplex stage instead: one FIFO queue that every IO's payload crosses
+    once, on its way in, plus one propagation. That is the shape of a controller or storage processor
+    modelled by its per-IO time and internal transfer rate: a processor has no second direction.
     """
 
     def __init__(
-        self, name: str, bandwidth: float, propagation: float = 0.0, per_io_overhead: float = 0.0
+        self,
+        name: str,
+        bandwidth: float,
+        propagation: float = 0.0,
+        per_io_overhead: float = 0.0,
+        duplex: bool = True,
     ) -> None:
         super().__init__(name)
         if not bandwidth > 0:
@@ -72,37 +88,61 @@ class Link(Component):
         self.bandwidth = float(bandwidth)
         self.propagation = float(propagation)
         self.per_io_overhead = float(per_io_overhead)
+        self.duplex = bool(duplex)
         self.reset_stats()
 
     def on_bind(self) -> None:
-        self._free = [0.0]
+        self._free = [0.0, 0.0]  # when each direction (0: request, 1: response) is next free
         self.reset_stats()
 
     def reset_stats(self) -> None:
         """Start a measurement window now: serialization already scheduled after now still counts."""
         now = self.env._now if self.ctx is not None else 0.0
-        self.completed = 0  # IOs accepted onto the link in the window
-        self.busy_time = max(self._free[0] - now, 0.0) if self.ctx is not None else 0.0
+        self.completed = 0  # IOs whose request was accepted onto the link in the window
+        free = self._free if self.ctx is not None else (0.0, 0.0)
+        self.busy_time = [max(f - now, 0.0) for f in free]
         self.bytes = 0
 
-    def submit(self, io: IORequest) -> Event:
+    def _cross(self, direction: int, seconds: float, io: IORequest) -> Event:
         now = self.env._now
-        s = io.size / self.bandwidth + self.per_io_overhead
-        start = self._free[0]
+        free = self._free
+        start = free[direction]
         if start < now:
             start = now
-        heapreplace(self._free, start + s)
+        free[direction] = start + seconds
+        self.busy_time[direction] += seconds
+        return completion_in(self.env, start + seconds + self.propagation - now, io)
+
+    def forward(self, io: IORequest) -> Event:
+        """The request crossing towards the target (a write's payload goes with it)."""
         self.completed += 1
-        self.busy_time += s
-        self.bytes += io.size
-        return completion_in(self.env, start + s + self.propagation - now, io)
+        payload = 0 if io.is_read and self.duplex else io.size
+        self.bytes += payload
+        return self._cross(0, payload / self.bandwidth + self.per_io_overhead, io)
+
+    def respond(self, io: IORequest) -> Event:
+        """The response crossing back (a read's data, or a write's acknowledgement)."""
+        payload = io.size if io.is_read else 0
+        self.bytes += payload
+        return self._cross(1, payload / self.bandwidth, io)
+
+    def submit(self, io: IORequest) -> Event:
+        """The link on its own: the request, then the response (half duplex: the request alone)."""
+        if not self.duplex:
+            return self.forward(io)
+        done = Event(self.env)
+        self.forward(io).callbacks.append(
+            lambda _e: self.respond(io).callbacks.append(lambda _e2: fire(done, io))
+        )
+        return done
 
     def stats(self, elapsed: float) -> dict[str, float]:
+        """Utilisation of each direction (``utilisation``: the busier one) and payload MB/s, both ways."""
         if elapsed <= 0:
             return {}
-        ahead = max(self._free[0] - self.env._now, 0.0)  # serialization scheduled after the window
-        return {
-            "accepted": float(self.completed),
-            "utilisation": (self.busy_time - ahead) / elapsed,
-            "mb_per_s": self.bytes / elapsed / 1e6,
-        }
+        now = self.env._now
+        used = [(b - max(f - now, 0.0)) / elapsed for b, f in zip(self.busy_time, self._free, strict=True)]
+        out = {"accepted": float(self.completed), "utilisation": max(used)}
+        if self.duplex:
+            out |= {"utilisation_request": used[0], "utilisation_response": used[1]}
+        return out | {"mb_per_s": self.bytes / elapsed / 1e6}

@@ -91,6 +91,7 @@ class _Volumes:
                 f"controller {names[c]}",
                 bandwidth=p["controller_bandwidth"].si,
                 per_io_overhead=p["controller_overhead"].si,
+                duplex=False,  # a controller's time and data movement: one queue, no second direction
             )
             for c in range(int(p["controllers"].value))
         ]

@@ -82,8 +82,9 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     )  # fmt: skip
     hit = Delay("controller cache hit", p["controller_overhead"].si)
     cache = WarmReadCache("controller read cache", hit, wcache, p["read_hit_ratio"].value)
-    controller = Link(
-        "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si
+    controller = Link(  # the controller's time and data movement: one queue, no second direction
+        "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si,
+        duplex=False,
     )
     array = Path(
         "EqualLogic",

@@ -64,7 +64,7 @@ def nexgen(**overrides: object) -> Topology:
     sps = [
         Link(
             f"storage processor {'ABCDEFGH'[c]}", p["processor_bandwidth"].si,
-            per_io_overhead=p["processor_overhead"].si,
+            per_io_overhead=p["processor_overhead"].si, duplex=False,  # a processor: one queue
         )
         for c in range(int(p["processors"].value))
     ]  # fmt: skip
