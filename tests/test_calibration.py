@@ -210,6 +210,23 @@ def test_a_scenario_is_deterministic_given_its_seed():
     assert first == second
 
 
+def test_replications_on_worker_processes_give_the_same_table():
+    """Parallel replications (a local Dask cluster of two processes) are scored exactly as serial ones:
+    each replication is seeded, and results are put back in seed order."""
+    scs = calibration.scenarios("vsan")[:2]
+    kw = {"replications": 2, "perturbed_replications": 1, "quick": True}
+    serial = run_scenarios(scs, set(), workers=1, **kw)
+    lines: list[str] = []
+    parallel = run_scenarios(scs, set(), workers=2, progress=lines.append, **kw)
+    assert parallel.to_frame().equals(serial.to_frame())
+    assert len(lines) == 2 * (2 + 2) and lines[-1].startswith("[8/8] ")
+
+
+def test_workers_must_be_positive():
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        run_scenarios(calibration.scenarios("vsan")[:1], set(), replications=2, workers=0)
+
+
 def test_unknown_study_is_refused():
     with pytest.raises(ValueError, match="vsan"):
         calibration.scenarios("xtremio")

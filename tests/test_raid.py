@@ -74,6 +74,38 @@ def test_raid10_alternate_reads_one_mirror_round_robin():
     assert phase.ops[0].member == 2
 
 
+def test_raid10_balanced_keeps_a_sequential_stream_on_one_mirror():
+    """A sequential read stream stays on the member where the previous read ended, in every pair, so
+    each drive streams (fails with the old round robin, which alternated the stream's IOs)."""
+    layout = Raid10(2, SU)  # balanced is the default
+    ops = [_ops(layout.plan(True, a, 16 * KIB))[0] for a in range(0, 4 * SU, 16 * KIB)]
+    for pair in (0, 1):
+        mine = [op for op in ops if op.member // 2 == pair]
+        assert len({op.member for op in mine}) == 1, mine
+        assert all(b.address == a.address + a.size for a, b in itertools.pairwise(mine))
+
+
+def test_raid10_balanced_reads_the_member_with_fewer_outstanding_ios():
+    layout = Raid10(2, SU)
+    layout.pending[:] = [3, 0, 0, 5]
+    assert _ops(layout.plan(True, 0, 4 * KIB))[0].member == 1
+    assert _ops(layout.plan(True, SU, 4 * KIB))[0].member == 2
+    # with equal queues, a read goes to the member whose last IO ended nearest it
+    layout.reset()
+    layout.plan(False, 8 * SU, 4 * KIB)  # unit 8: pair 0, member address 4 SU; both mirrors end at 4 SU + 4 KiB
+    assert _ops(layout.plan(True, 8 * SU + 4 * KIB, 4 * KIB))[0].member == 0  # sequential on member 0
+    assert _ops(layout.plan(True, 8 * SU + 32 * KIB, 4 * KIB))[0].member == 0  # 24 KiB from 0, 28 KiB from 1
+    assert _ops(layout.plan(True, 2 * SU, 4 * KIB))[0].member == 1  # member address SU: nearer member 1
+
+
+def test_raid10_reset_forgets_the_run():
+    layout = Raid10(2, SU)
+    layout.plan(True, 0, 4 * KIB)
+    layout.pending[0] = 2
+    layout.reset()
+    assert layout.pending == [0, 0, 0, 0] and layout._end == [-1, -1, -1, -1]
+
+
 def test_raid10_first_reads_both_mirrors_and_takes_the_first():
     layout = Raid10(2, SU, read_policy="first")
     assert layout.plan(True, SU + 512, 4 * KIB) == [
@@ -298,7 +330,7 @@ def test_usable_capacity_and_penalties():
         (lambda: Raid10(0, SU), "mirror_pairs must be an integer >= 1"),
         (lambda: Raid5(4, 0), "stripe_unit must be an integer >= 1"),
         (lambda: Raid0(4, 65536.0), "stripe_unit must be an integer"),
-        (lambda: Raid10(2, SU, read_policy="fastest"), "read_policy must be one of alternate, first"),
+        (lambda: Raid10(2, SU, read_policy="fastest"), "read_policy must be one of balanced, alternate, first"),
     ],
 )
 def test_bad_geometry_is_an_error_naming_the_parameter(build, message):

@@ -220,6 +220,10 @@ def calibrate(
         int, typer.Option(help="runs per scenario with capacity x0.5 and x2 (the sensitivity check)")
     ] = 2,
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="processes running replications in parallel (default: one per core; 1: in this process)"),
+    ] = None,
 ) -> None:
     """Run the calibration scenarios and compare with the published claims: informative predicted
     claims within tolerance per study, with fitted, insensitive and derived claims set apart."""
@@ -233,6 +237,8 @@ def calibrate(
         _fail(ValueError(f"--replications must be >= 2 (for a confidence interval), got {replications}"))
     if not 1 <= perturbed_replications <= (replications or (3 if quick else 5)):
         _fail(ValueError(f"--perturbed-replications must be from 1 to --replications, got {perturbed_replications}"))
+    if workers is not None and workers < 1:
+        _fail(ValueError(f"--workers must be >= 1, got {workers}"))
     if out is not None and not out.parent.is_dir():
         _fail(FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist"))
     if out is not None and out.is_dir():
@@ -250,7 +256,8 @@ def calibrate(
         replications=replications,
         perturbed_replications=perturbed_replications,
         seed=seed,
-        progress=lambda name: typer.echo(name, err=True),
+        progress=lambda line: typer.echo(line, err=True),
+        workers=workers,
     )
     _echo_tables(result.to_frame().select(_CALIBRATION_SHOWN), str_lengths=40)
     typer.echo(result.summary())

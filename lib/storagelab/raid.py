@@ -124,18 +124,28 @@ class Raid0(RaidLayout):
 class Raid10(RaidLayout):
     """Striping over ``mirror_pairs`` mirrored pairs; pair ``i`` is members ``2i`` and ``2i + 1``.
 
-    Writes go to both mirrors (one phase). Reads with ``read_policy="alternate"`` go to one mirror,
-    alternating per pair (round robin); with ``"first"`` both mirrors are read and the first to finish
-    serves the read (join ``"any"``). A ``"first"`` read spanning several stripe units becomes one
-    ``"any"`` phase per unit, in sequence (the phase structure cannot say "all units, any mirror"), which
-    overstates the latency of such reads.
+    Writes go to both mirrors (one phase). Reads go to one mirror of each unit touched, chosen by
+    ``read_policy``:
+
+    - ``"balanced"`` (default), as Linux md's RAID-1 ``read_balance`` and array controllers do: a read
+      that starts where a member's last IO ended continues on that member (a sequential stream stays on
+      one drive, which then streams instead of paying a rotation per IO); otherwise the member with fewer
+      IOs outstanding (:attr:`pending`, kept by the :class:`~storagelab.components.raid_set.RaidSet`);
+      on a tie, the member whose last IO ended nearest the read;
+    - ``"alternate"``: round robin per pair, whatever the members' queues (the pre-0.3 default, kept for
+      comparison);
+    - ``"first"``: both mirrors are read and the first to finish serves the read (join ``"any"``). A read
+      spanning several stripe units becomes one ``"any"`` phase per unit, in sequence (the phase
+      structure cannot say "all units, any mirror"), which overstates the latency of such reads.
+
+    The layout's per-run state (:meth:`reset`) is reset by the RAID set when it is bound to a run.
     """
 
     level = "RAID-10"
     write_penalty = 2
-    READ_POLICIES = ("alternate", "first")
+    READ_POLICIES = ("balanced", "alternate", "first")
 
-    def __init__(self, mirror_pairs: int, stripe_unit: int, read_policy: str = "alternate") -> None:
+    def __init__(self, mirror_pairs: int, stripe_unit: int, read_policy: str = "balanced") -> None:
         self.mirror_pairs = _positive_int("mirror_pairs", mirror_pairs, 1, "1 pair is a plain mirror")
         self.stripe_unit = _positive_int("stripe_unit", stripe_unit, 1, "bytes")
         if read_policy not in self.READ_POLICIES:
@@ -145,19 +155,45 @@ class Raid10(RaidLayout):
         self.read_policy = read_policy
         self.members = 2 * self.mirror_pairs
         self.data_units = self.mirror_pairs
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the per-run state: the round-robin position, each member's last IO end and its count
+        of outstanding IOs."""
         self._next_mirror = [0] * self.mirror_pairs
+        self._end = [-1] * self.members  # member byte address right after its last IO (-1: none yet)
+        #: IOs outstanding per member; the RAID set counts them while ``read_policy == "balanced"``.
+        self.pending = [0] * self.members
+
+    @property
+    def tracks_pending(self) -> bool:
+        """Whether the reads' member choice uses :attr:`pending` (the RAID set then keeps it)."""
+        return self.read_policy == "balanced"
+
+    def _balanced(self, pair: int, address: int) -> int:
+        a, b = 2 * pair, 2 * pair + 1
+        end, pending = self._end, self.pending
+        if end[a] == address:
+            return a
+        if end[b] == address:
+            return b
+        if pending[a] != pending[b]:
+            return a if pending[a] < pending[b] else b
+        return a if abs(end[a] - address) <= abs(end[b] - address) else b
 
     def plan(self, is_read: bool, address: int, size: int) -> list[Phase]:
         """Writes: both mirrors of every unit touched, one phase. Reads: see the class docstring."""
         _check_io(is_read, address, size)
         su = self.stripe_unit
         segs = self._segments(address, size)
+        end = self._end
         if not is_read:
             ops = []
             for s, i, off, n in segs:
                 a = s * su + off
                 ops.append(MemberOp(2 * i, False, a, n))
                 ops.append(MemberOp(2 * i + 1, False, a, n))
+                end[2 * i] = end[2 * i + 1] = a + n
             return [Phase("all", tuple(ops))]
         if self.read_policy == "first":
             return [
@@ -167,8 +203,15 @@ class Raid10(RaidLayout):
                 )
                 for s, i, off, n in segs
             ]
-        nxt = self._next_mirror
         ops = []
+        if self.read_policy == "balanced":
+            for s, i, off, n in segs:
+                a = s * su + off
+                m = self._balanced(i, a)
+                end[m] = a + n
+                ops.append(MemberOp(m, True, a, n))
+            return [Phase("all", tuple(ops))]
+        nxt = self._next_mirror
         for s, i, off, n in segs:
             m = nxt[i]
             nxt[i] = 1 - m

@@ -15,6 +15,8 @@ reproduce; the points its fitted parameters were fitted on are read from the par
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -31,7 +33,6 @@ from storagelab.calibration.claims import (
     tabulate,
 )
 from storagelab.calibration.results import CalibrationResult
-from storagelab.provenance import capacity_scale
 
 __all__ = [
     "COLUMNS",
@@ -90,6 +91,7 @@ def calibrate(
     seed: int = 1,
     confidence: float = 0.95,
     progress: Callable[[str], None] | None = None,
+    workers: int | None = 1,
 ) -> CalibrationResult:
     """Run the calibration scenarios of ``study`` (a study id, several, or all by default) and return
     the result.
@@ -98,7 +100,9 @@ def calibrate(
     longer runs and 5 replications (seeds ``seed``, ``seed + 1``, ...). With ``sensitivity`` every
     scenario runs again with the presets' capacity-setting parameters scaled by 0.5 and by 2, with
     ``perturbed_replications`` replications (the first seeds of the main run); without it ``sensitive``
-    is left empty. ``progress`` is called with each scenario's name as it starts.
+    is left empty. ``progress`` is called with a line per replication as it finishes. ``workers``: 1
+    (default) runs here; more, or ``None`` for one per core, runs the replications in parallel on a local
+    Dask cluster, with the same result.
     """
     if replications is None:
         replications = 3 if quick else 5
@@ -114,7 +118,7 @@ def calibrate(
     return run_scenarios(
         scenarios(study), fitted_points(study), replications=replications, sensitivity=sensitivity,
         perturbed_replications=perturbed_replications, seed=seed, quick=quick, confidence=confidence,
-        progress=progress,
+        progress=progress, workers=workers,
     )  # fmt: skip
 
 
@@ -129,22 +133,80 @@ def run_scenarios(
     quick: bool = True,
     confidence: float = 0.95,
     progress: Callable[[str], None] | None = None,
+    workers: int | None = 1,
 ) -> CalibrationResult:
     """The engine of :func:`calibrate`: run each scenario ``replications`` times (seeds ``seed``,
     ``seed + 1``, ...), and with ``sensitivity`` ``perturbed_replications`` times at each capacity
-    scale of :data:`~storagelab.calibration.claims.SENSITIVITY_FACTORS`; score the points."""
+    scale of :data:`~storagelab.calibration.claims.SENSITIVITY_FACTORS`; score the points.
+
+    ``workers``: 1 runs everything here, one replication after another; more (``None``: one per core)
+    runs the replications on a local Dask cluster of that many single-threaded processes. Every
+    replication is seeded, so the table is the same either way. ``progress`` is called with a line per
+    replication as it finishes."""
+    factors = (None, *SENSITIVITY_FACTORS) if sensitivity else (None,)
+    tasks = [
+        (i, f, seed + r)
+        for i in range(len(scenarios))
+        for f in factors
+        for r in range(replications if f is None else perturbed_replications)
+    ]
+    results = dict(zip(tasks, _run_tasks(scenarios, tasks, quick, workers, progress), strict=True))
     rows = []
-    for sc in scenarios:
-        if progress is not None:
-            progress(f"{sc.study}: {sc.name}")
-        main = Replications.run(sc, [seed + r for r in range(replications)], quick)
-        perturbed = {}
-        if sensitivity:
-            for f in SENSITIVITY_FACTORS:
-                with capacity_scale(f):
-                    perturbed[f] = Replications.run(sc, [seed + r for r in range(perturbed_replications)], quick)
-        rows += tabulate(sc, main, perturbed, fitted, confidence)
+    for i, sc in enumerate(scenarios):
+        runs = {f: Replications.of_runs([v for (j, g, _), v in results.items() if j == i and g == f]) for f in factors}
+        main = runs.pop(None)
+        rows += tabulate(sc, main, runs, fitted, confidence)
     table = settle_claims(pl.DataFrame(rows, schema=SCHEMA))
     if not sensitivity:
         table = table.with_columns(sensitive=pl.lit(None, pl.Boolean))
     return CalibrationResult(table.select(COLUMNS))
+
+
+def _task_name(sc: Scenario, scale: float | None, seed: int) -> str:
+    return f"{sc.study}: {sc.name}, seed {seed}" + ("" if scale is None else f", capacity x{scale:g}")
+
+
+def _run_tasks(
+    scenarios: Sequence[Scenario],
+    tasks: list[tuple[int, float | None, int]],
+    quick: bool,
+    workers: int | None,
+    progress: Callable[[str], None] | None,
+) -> list[tuple[dict[str, float], str]]:
+    """Each task's ``Replications.one`` result, in the order of ``tasks``."""
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"workers must be an integer >= 1 (or None: one per core), got {workers!r}")
+    total = len(tasks)
+    if n == 1 or total <= 1:
+        out = []
+        for k, (i, f, s) in enumerate(tasks, 1):
+            out.append(Replications.one(scenarios[i], s, quick, f))
+            if progress is not None:
+                progress(f"[{k}/{total}] {_task_name(scenarios[i], f, s)}")
+        return out
+
+    from distributed import Client, LocalCluster, as_completed
+
+    with (
+        LocalCluster(n_workers=min(n, total), threads_per_worker=1, processes=True, dashboard_address=None,
+                     silence_logs=logging.ERROR) as cluster,
+        Client(cluster) as client,
+    ):  # fmt: skip
+        [remote] = client.scatter([list(scenarios)], broadcast=True)
+        futures = {
+            client.submit(_one, remote, tasks[k][0], tasks[k][2], quick, tasks[k][1], pure=False): k for k in range(total)
+        }
+        out: dict[int, tuple[dict[str, float], str]] = {}
+        for done, fut in enumerate(as_completed(futures), 1):
+            k = futures[fut]
+            out[k] = fut.result()
+            if progress is not None:
+                i, f, s = tasks[k]
+                progress(f"[{done}/{total}] {_task_name(scenarios[i], f, s)}")
+    return [out[k] for k in range(total)]
+
+
+def _one(scenarios: list[Scenario], i: int, seed: int, quick: bool, scale: float | None) -> tuple[dict[str, float], str]:
+    return Replications.one(scenarios[i], seed, quick, scale)
+

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
 
@@ -34,6 +35,7 @@ import polars as pl
 from scipy import stats
 
 from storagelab import datasets, units
+from storagelab.provenance import capacity_scale
 
 COMPARISONS = ("two-sided", "at-least", "at-most")
 #: Capacity scale factors of the sensitivity check.
@@ -184,21 +186,32 @@ class Replications:
     values: tuple[dict[str, float], ...]
     errors: tuple[str, ...]
 
+    @staticmethod
+    def one(
+        scenario: Scenario, seed: int, quick: bool, scale: float | None = None
+    ) -> tuple[dict[str, float], str]:
+        """One replication: the scenario's values with ``seed`` (with ``scale``, inside
+        :func:`~storagelab.provenance.capacity_scale`), or ``({}, reason)`` if it raised (a failed
+        replication fails its points; it is not dropped)."""
+        try:
+            with capacity_scale(scale) if scale is not None else nullcontext():
+                return dict(scenario.run(seed, quick)), ""
+        except Exception as exc:
+            warnings.warn(
+                f"calibration scenario {scenario.study}: {scenario.name!r}, seed {seed} failed: {exc!r}",
+                stacklevel=2,
+            )
+            return {}, f"{type(exc).__name__}: {exc}"
+
+    @classmethod
+    def of_runs(cls, runs: Sequence[tuple[dict[str, float], str]]) -> Replications:
+        """The replications made of :meth:`one`'s results, in seed order."""
+        return cls(tuple(v for v, _ in runs), tuple(e for _, e in runs))
+
     @classmethod
     def run(cls, scenario: Scenario, seeds: Sequence[int], quick: bool) -> Replications:
-        values, errors = [], []
-        for s in seeds:
-            try:
-                values.append(dict(scenario.run(s, quick)))
-                errors.append("")
-            except Exception as exc:  # a failed replication fails its points; it is not dropped
-                warnings.warn(
-                    f"calibration scenario {scenario.study}: {scenario.name!r}, seed {s} failed: {exc!r}",
-                    stacklevel=2,
-                )
-                values.append({})
-                errors.append(f"{type(exc).__name__}: {exc}")
-        return cls(tuple(values), tuple(errors))
+        """Run the scenario once per seed, here, one after another."""
+        return cls.of_runs([cls.one(scenario, s, quick) for s in seeds])
 
     def of(self, point: Point) -> tuple[list[float], list[str]]:
         """The point's finite values, and why each other replication failed."""

@@ -8,6 +8,7 @@ writes new data and parity); ops in a phase run in parallel and the phase comple
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from simpy.events import Event
 
@@ -26,11 +27,17 @@ class _Phases:
 
     def start(self) -> None:
         phase = self.phases[self.i]
-        members, io = self.raid.members, self.io
+        raid = self.raid
+        members, io = raid.members, self.io
         parts = [
             members[op.member].submit(io.child(size=op.size, address=op.address, is_read=op.is_read))
             for op in phase.ops
         ]
+        pending = raid.pending
+        if pending is not None:  # the layout balances reads on the members' outstanding IOs
+            for op, ev in zip(phase.ops, parts, strict=True):
+                pending[op.member] += 1
+                ev.callbacks.append(raid.done_callbacks[op.member])
         if len(parts) == 1:  # one op: the phase completes with it ("all" and "any" alike)
             parts[0].callbacks.append(self._phase_done)
             return
@@ -64,7 +71,20 @@ class RaidSet(Component):
                 f"RAID set {name!r}: layout has {n} members but {len(members)} components were given"
             )
         self.layout, self.members = layout, list(members)
+        self.pending: list[int] | None = None
         self.reset_stats()
+
+    def on_bind(self) -> None:
+        # a layout with per-run state (RAID-10's read balance) starts each run afresh
+        reset = getattr(self.layout, "reset", None)
+        if reset is not None:
+            reset()
+        if getattr(self.layout, "tracks_pending", False):
+            self.pending = self.layout.pending
+            self.done_callbacks = [partial(self._member_done, m) for m in range(len(self.members))]
+
+    def _member_done(self, member: int, _ev: Event) -> None:
+        self.pending[member] -= 1
 
     def children(self) -> list[Component]:
         return self.members
