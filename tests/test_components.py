@@ -4,7 +4,10 @@ clear errors for bad inputs."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import polars as pl
 import pytest
 
 from storagelab import devices, raid
@@ -566,3 +569,43 @@ def test_raid10_layout_state_starts_afresh_in_each_run():
     first = run()
     layout.member_io_count(True, 0, 4096)  # planning outside a run moves the layout's state
     assert run().equals(first)
+
+
+class _FixedAddressReads:
+    """4 KiB reads, all at one byte address (a far corner of the disk, for the starvation test)."""
+
+    def __init__(self, address: int) -> None:
+        self.address = address
+
+    def bind(self, rng):
+        return self
+
+    def next_block(self, n):
+        return np.ones(n, dtype=bool), np.full(n, 4096, dtype=np.int64), np.full(n, self.address, dtype=np.int64)
+
+
+@pytest.mark.parametrize("discipline", ["sstf", "elevator"])
+def test_disk_scheduler_ages_a_far_command_instead_of_starving_it(discipline):
+    """Eight workers keep the head busy in the first MiB; a read at the far end arrives twice a second.
+    Without aging (max_age=inf, the old behaviour) SSTF and LOOK keep serving the near commands and the
+    far read waits until the run ends; with aging it is served once it has waited max_age (default: a
+    full 32-command window drained in arrival order, about 0.18 s on a 15K drive)."""
+    from storagelab.kernel.disciplines import DISCIPLINES
+
+    def run(max_age):
+        disk = devices.preset("15K FC/SAS")
+        st = Station("d", disk, discipline=DISCIPLINES[discipline](max_age=max_age))
+        sources = [
+            ClosedSource("near", st, FixedSampler(size=4096, span=2**20), workers=8),
+            OpenSource("far", st, _FixedAddressReads(disk.capacity - 2**20), rate=2.0),
+        ]
+        res = simulate(st, sources, duration=20.0, seed=6, progress=False)
+        return res.summary().filter(pl.col("class") == "far").row(0, named=True), st.discipline.max_age
+
+    far, max_age = run(None)
+    assert max_age == pytest.approx(32 * devices.preset("15K FC/SAS").mean_service_time(True, 4096))
+    assert far["count"] >= 25  # Poisson(40) arrivals
+    # served within its age limit plus the command in service and its own far seek and rotation
+    assert far["max_ms"] < 1e3 * max_age + 30
+    starved, _ = run(math.inf)
+    assert starved["count"] <= 1 or starved["max_ms"] > 5_000

@@ -120,7 +120,9 @@ def test_hdd_analytic_mean_is_seek_plus_half_rotation_plus_transfer_plus_overhea
     p = disk.params
     rev = 60.0 / p["rpm"].value
     _, seek = _brute_force_seek(disk.read_curve)
-    expected = seek + rev / 2 + DATASHEET_BLOCK / p["media_rate"].si + p["overhead"].si
+    outer, inner = p["media_rate"].si, p.get("media_rate_inner", p["media_rate"]).si
+    mean_inverse_rate = math.log(outer / inner) / (outer - inner) if inner < outer else 1 / outer
+    expected = seek + rev / 2 + DATASHEET_BLOCK * mean_inverse_rate + p["overhead"].si
     assert disk.mean_service_time(True, DATASHEET_BLOCK) == pytest.approx(expected, rel=1e-9)
     # the fitted mean random seek is the datasheet average up to the (C-1)/C share of zero-length seeks
     c = disk.cylinders
@@ -197,7 +199,7 @@ def test_hdd_seek_component_follows_the_curve():
     t = disk.service_time(True, 65536, address, rng_model)
     rotation = uniforms[0] * 60.0 / p["rpm"].value
     expected = (
-        p["overhead"].si + disk.read_curve(disk.cylinder(address)) + rotation + 65536 / p["media_rate"].si
+        p["overhead"].si + disk.read_curve(disk.cylinder(address)) + rotation + 65536 / disk.media_rate_at(address)
     )
     assert t == pytest.approx(expected, rel=1e-12)
 
@@ -208,7 +210,25 @@ def test_hdd_sequential_continuation_pays_no_seek_and_no_rotation():
     size = 256 * 1024
     disk.service_time(True, size, 10 * size, rng)
     t = disk.service_time(True, size, 11 * size, rng)
-    assert t == pytest.approx(disk.params["overhead"].si + size / disk.params["media_rate"].si, rel=1e-12)
+    assert t == pytest.approx(disk.params["overhead"].si + size / disk.media_rate_at(11 * size), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", HDD_PRESETS)
+def test_hdd_zoned_transfer_rate_falls_from_outer_to_inner_zone(name):
+    """Zoned recording: a sequential read at the start of the disk (outer zone) transfers at the
+    datasheet's highest rate, at the end (inner zone) at its lowest (the old model used one rate)."""
+    disk = HDD.preset(name)
+    p = disk.params
+    size = 1 << 20
+    rng = np.random.default_rng(0)
+
+    def streaming(address: int) -> float:
+        disk.service_time(True, size, address, rng)
+        return size / (disk.service_time(True, size, address + size, rng) - p["overhead"].si)
+
+    assert streaming(0) == pytest.approx(p["media_rate"].si, rel=1e-3)
+    assert streaming(disk.capacity - 2 * size) == pytest.approx(p["media_rate_inner"].si, rel=1e-3)
+    assert p["media_rate_inner"].si < 0.7 * p["media_rate"].si
 
 
 def test_hdd_rotational_latency_is_uniform_over_one_revolution():
@@ -216,7 +236,7 @@ def test_hdd_rotational_latency_is_uniform_over_one_revolution():
     disk = HDD.preset("15K FC/SAS")
     rng = np.random.default_rng(11)
     rev = 60.0 / 15000
-    fixed = disk.params["overhead"].si + 512 / disk.params["media_rate"].si
+    fixed = disk.params["overhead"].si + 512 / disk.media_rate_at(4096)
     lat = []
     for _ in range(20000):
         disk.reset(0)  # head on cylinder 0 and no pending sequential stream

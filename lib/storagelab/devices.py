@@ -241,7 +241,10 @@ class HDD:
     - seek: :class:`SeekCurve` fitted to the read (resp. write) :class:`SeekSpec`, over the distance
       between the head's cylinder and the IO's; writes use their own curve (longer settle);
     - rotational latency: uniform on ``[0, 60/rpm)`` seconds;
-    - transfer: ``size / media_rate`` (one sustained rate for the whole surface);
+    - transfer: ``size / rate`` at the IO's start address. Zoned recording: with ``media_rate_inner``,
+      ``media_rate`` is the outer-zone rate (address 0) and the rate falls linearly with the address to
+      ``media_rate_inner`` at the last byte (outer tracks hold more sectors per revolution); without
+      it, one sustained rate for the whole surface;
     - an IO that starts exactly where the previous one ended (a sequential stream) pays neither seek
       nor rotation: the head is on the track and the data is arriving under it.
 
@@ -264,6 +267,7 @@ class HDD:
         write_seek: SeekSpec,
         media_rate: Param,
         overhead: Param,
+        media_rate_inner: Param | None = None,
     ) -> None:
         self.name = str(name)
         rps = _param("rpm", rpm, "rotation_rate", 1.0, 1000.0)  # revolutions per second
@@ -272,6 +276,12 @@ class HDD:
         if cyl != int(cyl):
             raise ValueError(f"cylinders must be a whole number, got {cylinders.value}")
         rate = _param("media_rate", media_rate, "throughput", 1.0)
+        inner = rate if media_rate_inner is None else _param("media_rate_inner", media_rate_inner, "throughput", 1.0)
+        if inner > rate:
+            raise ValueError(
+                f"media_rate_inner ({inner / 1e6:g} MB/s) must not exceed media_rate, the outer-zone rate "
+                f"({rate / 1e6:g} MB/s)"
+            )
         ovh = _param("overhead", overhead, "time", 0.0, 1.0)
         curves = []
         for label, spec in (("read_seek", read_seek), ("write_seek", write_seek)):
@@ -286,10 +296,16 @@ class HDD:
             **{f"read_seek.{f}": getattr(read_seek, f) for f in _SEEK_FIELDS},
             **{f"write_seek.{f}": getattr(write_seek, f) for f in _SEEK_FIELDS},
         }  # fmt: skip
+        if media_rate_inner is not None:
+            self.params["media_rate_inner"] = media_rate_inner
         self.capacity = int(cap)
         self.cylinders = int(cyl)
         self.revolution = 1.0 / rps  # s
-        self.media_rate = rate  # B/s
+        self.media_rate = rate  # B/s, outer zone (address 0)
+        self.media_rate_inner = inner  # B/s, at the last byte
+        self._rate_slope = (inner - rate) / cap  # B/s per byte of address
+        # mean of 1 / rate over uniformly random addresses (s/B): the harmonic mean of the linear profile
+        self._mean_inverse_rate = 1 / rate if inner == rate else math.log(rate / inner) / (rate - inner)
         self.overhead = ovh  # s
         self.read_curve, self.write_curve = curves
         self._uniform = _Variates(lambda g, n: g.random(n))
@@ -324,7 +340,7 @@ class HDD:
             raise ValueError(
                 f"{self.name}: IO [{address}, {end}) runs past the capacity {self.capacity} bytes"
             )
-        t = self.overhead + size / self.media_rate
+        t = self.overhead + size / (self.media_rate + self._rate_slope * address)
         if address != self._next:
             cyls, cap = self.cylinders, self.capacity
             d = address * cyls // cap - self.head
@@ -335,12 +351,17 @@ class HDD:
         self._next = end
         return t
 
+    def media_rate_at(self, address: int) -> float:
+        """Sustained media transfer rate (B/s) at byte ``address`` (outer zone at address 0)."""
+        return self.media_rate + self._rate_slope * address
+
     def mean_service_time(self, is_read: bool, size: int) -> float:
         """Analytic mean (s) for an IO at a uniformly random address, independent of the head:
-        mean random seek + half a revolution + ``size / media_rate`` + overhead."""
+        mean random seek + half a revolution + ``size`` x the mean of 1 / rate over the surface +
+        overhead."""
         _check_io(self.name, size, 0)
         curve = self.read_curve if is_read else self.write_curve
-        return curve.mean_random() + self.revolution / 2 + size / self.media_rate + self.overhead
+        return curve.mean_random() + self.revolution / 2 + size * self._mean_inverse_rate + self.overhead
 
     def __repr__(self) -> str:
         return (
@@ -643,8 +664,10 @@ def _hdd_15k() -> HDD:
             Param(3.9, "ms", "datasheet", f"{_CHEETAH}: average write seek 3.9 ms"),
             Param(7.4, "ms", "datasheet", f"{_CHEETAH}: full-stroke write 7.4 ms"),
         ),
-        media_rate=Param(163, "MB/s", "datasheet", "Seagate Cheetah 15K.7 product manual: sustained transfer "
-                         "rate 122 to 204 MB/s (inner to outer zone); the midpoint"),
+        media_rate=Param(204, "MB/s", "datasheet", "Seagate Cheetah 15K.7 product manual: sustained transfer "
+                         "rate 122 to 204 MB/s (inner to outer zone); the outer zone"),
+        media_rate_inner=Param(122, "MB/s", "datasheet", "Seagate Cheetah 15K.7 product manual: sustained "
+                               "transfer rate 122 to 204 MB/s (inner to outer zone); the inner zone"),
         overhead=_OVERHEAD,
     )  # fmt: skip
 
@@ -667,8 +690,10 @@ def _hdd_10k() -> HDD:
             Param(4.4, "ms", "datasheet", f"{_SAVVIO}: average write 4.4 ms"),
             Param(8.6, "ms", "datasheet", f"{_SAVVIO}: full-stroke write 8.6 ms"),
         ),
-        media_rate=Param(95.5, "MB/s", "datasheet", "Seagate Savvio 10K.3 SAS product manual rev. G, 5.2.3: "
-                         "sustained transfer rate 67 to 124 MB/s; the midpoint (a 1.2 TB drive is faster)"),
+        media_rate=Param(124, "MB/s", "datasheet", "Seagate Savvio 10K.3 SAS product manual rev. G, 5.2.3: "
+                         "sustained transfer rate 67 to 124 MB/s; the outer zone (a 1.2 TB drive is faster)"),
+        media_rate_inner=Param(67, "MB/s", "datasheet", "Seagate Savvio 10K.3 SAS product manual rev. G, "
+                               "5.2.3: sustained transfer rate 67 to 124 MB/s; the inner zone"),
         overhead=_OVERHEAD,
     )  # fmt: skip
 
@@ -696,8 +721,10 @@ def _hdd_7k2() -> HDD:
                   "seek 8.2 ms typical"),
             Param(16.4, "ms", "device-physics", f"full-stroke write: {full}"),
         ),
-        media_rate=Param(129, "MB/s", "datasheet", "Seagate Constellation ES.3 SAS product manual rev. B, "
-                         "4.1.2: sustained transfer rate 83 to 175 MB/s; the midpoint"),
+        media_rate=Param(175, "MB/s", "datasheet", "Seagate Constellation ES.3 SAS product manual rev. B, "
+                         "4.1.2: sustained transfer rate 83 to 175 MB/s; the outer zone"),
+        media_rate_inner=Param(83, "MB/s", "datasheet", "Seagate Constellation ES.3 SAS product manual rev. B, "
+                               "4.1.2: sustained transfer rate 83 to 175 MB/s; the inner zone"),
         overhead=_OVERHEAD,
     )  # fmt: skip
 

@@ -129,9 +129,12 @@ class Raid10(RaidLayout):
 
     - ``"balanced"`` (default), as Linux md's RAID-1 ``read_balance`` and array controllers do: a read
       that starts where a member's last IO ended continues on that member (a sequential stream stays on
-      one drive, which then streams instead of paying a rotation per IO); otherwise the member with fewer
-      IOs outstanding (:attr:`pending`, kept by the :class:`~storagelab.components.raid_set.RaidSet`);
-      on a tie, the member whose last IO ended nearest the read;
+      one drive, which then streams instead of paying a seek and a rotation per IO) unless that member
+      has more than one IO outstanding beyond the other (the positioning a continuation saves is about
+      one random IO's service, so a deeper queue costs more than it saves, and a deep sequential stream
+      spreads over both mirrors); otherwise the member with fewer IOs outstanding (:attr:`pending`, kept
+      by the :class:`~storagelab.components.raid_set.RaidSet`); on a tie, the member whose last IO ended
+      nearest the read;
     - ``"alternate"``: round robin per pair, whatever the members' queues (the pre-0.3 default, kept for
       comparison);
     - ``"first"``: both mirrors are read and the first to finish serves the read (join ``"any"``). A read
@@ -173,9 +176,9 @@ class Raid10(RaidLayout):
     def _balanced(self, pair: int, address: int) -> int:
         a, b = 2 * pair, 2 * pair + 1
         end, pending = self._end, self.pending
-        if end[a] == address:
+        if end[a] == address and pending[a] <= pending[b] + 1:
             return a
-        if end[b] == address:
+        if end[b] == address and pending[b] <= pending[a] + 1:
             return b
         if pending[a] != pending[b]:
             return a if pending[a] < pending[b] else b

@@ -91,16 +91,27 @@ class PriorityByClass(Discipline):
 
 
 class _DeviceWindow(Discipline):
-    """Common part of the disk schedulers: a device-side window of ``depth`` commands (NCQ/TCQ).
+    """Common part of the disk schedulers: a device-side window of ``depth`` commands (NCQ/TCQ), with
+    command aging.
 
     Jobs beyond the window wait in arrival order; the scheduler reorders only within the window, as a
-    drive with a command queue of ``depth`` does.
+    drive with a command queue of ``depth`` does. **Aging**: a command that has waited ``max_age``
+    seconds or more is served next, oldest first, so no command starves inside the window while
+    commands near the head keep arriving (drive firmware ages queued commands for this reason; see
+    e.g. US patent 6,848,020, "Command aging method for data storage devices"). Firmware limits are not
+    published; the default ``max_age`` is the time a full window takes to drain in arrival order,
+    ``depth`` x the device's mean 4 KiB random read time (device physics: a command then waits at
+    most about as long as it would under FIFO). ``max_age=math.inf`` turns aging off (pure SSTF/LOOK,
+    which can starve a far command).
     """
 
-    def __init__(self, depth: int = 32) -> None:
+    def __init__(self, depth: int = 32, max_age: float | None = None) -> None:
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"queue depth must be an integer >= 1, got {depth!r}")
+        if max_age is not None and not max_age > 0:
+            raise ValueError(f"max_age must be a positive number of seconds (or math.inf), got {max_age!r}")
         self.depth = depth
+        self.max_age_setting = max_age
         self._q: list[Job] = []
 
     def bind(self, station: Station) -> None:
@@ -112,6 +123,18 @@ class _DeviceWindow(Discipline):
                 f"(a disk model); got {type(device).__name__}"
             )
         self._distance = device.seek_distance
+        self.max_age = (
+            self.max_age_setting
+            if self.max_age_setting is not None
+            else self.depth * device.mean_service_time(True, 4096)
+        )
+
+    def _aged(self, now: float) -> Job | None:
+        """The oldest waiting command if it has waited ``max_age`` or more (the list is in arrival order)."""
+        q = self._q
+        if now - q[0][2] >= self.max_age:
+            return q.pop(0)
+        return None
 
     def push(self, job: Job, now: float) -> None:
         self._q.append(job)
@@ -121,12 +144,14 @@ class _DeviceWindow(Discipline):
 
 
 class ShortestSeekFirst(_DeviceWindow):
-    """Shortest seek time first among the first ``depth`` waiting commands."""
+    """Shortest seek time first among the first ``depth`` waiting commands (with aging)."""
 
     def pop(self, now: float) -> Job | None:
         q = self._q
         if not q:
             return None
+        if (job := self._aged(now)) is not None:
+            return job
         dist = self._distance
         window = min(len(q), self.depth)
         best = min(range(window), key=lambda i: abs(dist(q[i][0].address)))
@@ -134,16 +159,19 @@ class ShortestSeekFirst(_DeviceWindow):
 
 
 class Elevator(_DeviceWindow):
-    """LOOK elevator: serve the nearest command ahead in the current sweep direction, then reverse."""
+    """LOOK elevator: serve the nearest command ahead in the current sweep direction, then reverse (with
+    aging)."""
 
-    def __init__(self, depth: int = 32) -> None:
-        super().__init__(depth)
+    def __init__(self, depth: int = 32, max_age: float | None = None) -> None:
+        super().__init__(depth, max_age)
         self._up = True
 
     def pop(self, now: float) -> Job | None:
         q = self._q
         if not q:
             return None
+        if (job := self._aged(now)) is not None:
+            return job
         dist = self._distance
         window = range(min(len(q), self.depth))
         for _ in range(2):

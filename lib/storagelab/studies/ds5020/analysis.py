@@ -38,3 +38,17 @@ def tile_scaling(
             m, lo, hi = interval(xs, confidence)
             rows.append({"tiles": k, "quantity": quantity, "simulated": m, "ci_low": lo, "ci_high": hi})
     return pl.DataFrame(rows)
+
+
+#: The four corners' span per volume: a 4-drive RAID-10 volume's usable capacity (Table 1: 2,231 GB over
+#: four LUNs), which every volume of the layout has at least.
+CORNER_SPAN = 557 * 10**9
+
+
+def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
+    """The DS5020's four corners (:func:`storagelab.four_corners.four_corners`) over all 24 volumes of the
+    four-tile layout, 32 IOs outstanding per volume."""
+    from storagelab import four_corners as corners
+
+    return corners.four_corners(lambda: ds5020(**(overrides or {})), span=CORNER_SPAN, seed=seed,
+                                **corners.run_times(quick))  # fmt: skip

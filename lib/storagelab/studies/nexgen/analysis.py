@@ -20,3 +20,16 @@ def windows(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] |
         s = preset.nexgen(**(overrides or {})).run(workload, seed=seed, **t).summary()
         frames.append(s.select("class", "iops", "mean_ms", "p99_ms").with_columns(window=pl.lit(label)))
     return pl.concat(frames).select("window", "class", "iops", "mean_ms", "p99_ms")
+
+
+#: The four corners' span per volume: 500 GB (the three volumes together within the 2.4 TB flash tier).
+CORNER_SPAN = 500 * 10**9
+
+
+def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
+    """The N5's four corners (:func:`storagelab.four_corners.four_corners`) over its three volumes, 32 IOs
+    outstanding per volume, QoS off."""
+    from storagelab import four_corners as corners
+
+    return corners.four_corners(lambda: preset.nexgen(**(overrides or {})), span=CORNER_SPAN, seed=seed,
+                                **corners.run_times(quick))  # fmt: skip

@@ -9,7 +9,7 @@ from storagelab.studies.vsan import preset
 from storagelab.studies.vsan.claims import STUDY, THRESHOLDS_MS, _times, mva_iops
 from storagelab.workloads.applications import vsan_iometer
 
-__all__ = ["THRESHOLDS_MS", "published_iops", "scaling", "scaling_curve", "service_levels"]
+__all__ = ["THRESHOLDS_MS", "four_corners", "published_iops", "scaling", "scaling_curve", "service_levels"]
 
 
 def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
@@ -82,3 +82,20 @@ def service_levels(
         and r["kind"] == "measured"
     ]  # fmt: skip
     return pl.DataFrame(sim), pl.DataFrame(pub)
+
+
+#: The four corners' span: the 64 VMs' data disks of the study (64 x 7.5 GB).
+CORNER_SPAN = 480 * 10**9
+
+
+def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
+    """Each configuration's four corners (:func:`storagelab.four_corners.four_corners`) on the datastore,
+    64 IOs outstanding (the study's largest VM count, each VM at queue depth one)."""
+    from storagelab import four_corners as corners
+
+    frames = [
+        corners.four_corners(lambda c=c: preset.vsan(c, **(overrides or {})), span=CORNER_SPAN, outstanding=64,
+                             seed=seed, **corners.run_times(quick)).with_columns(configuration=pl.lit(c))
+        for c in preset.CONFIGURATIONS
+    ]  # fmt: skip
+    return pl.concat(frames).select("configuration", *corners.COLUMNS)
