@@ -328,16 +328,18 @@ def test_cli_out_in_a_missing_folder_fails_before_running(monkeypatch, tmp_path)
 def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsan_result):
     calls = []
 
-    def fake(study, *, quick, replications, perturbed_replications, seed, progress):
-        calls.append((study, quick, replications, perturbed_replications, seed))
+    def fake(study, *, quick, replications, perturbed_replications, seed, progress, workers):
+        calls.append((study, quick, replications, perturbed_replications, seed, workers))
         progress("vsan: first scenario")
         return vsan_result
 
     monkeypatch.setattr(calibration, "calibrate", fake)
     out = tmp_path / "cal.csv"
-    result = runner.invoke(app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--out", str(out)])
+    result = runner.invoke(
+        app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--workers", "1", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
-    assert calls == [("vsan", True, 2, 2, 1)]
+    assert calls == [("vsan", True, 2, 2, 1, 1)]
     assert "vsan: first scenario" in result.output
     assert "informative predicted claims within tolerance" in result.output
     assert "Insensitive predicted claims" in result.output and "Derived claims" in result.output

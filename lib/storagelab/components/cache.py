@@ -146,7 +146,8 @@ class ReadCache(Component):
 class WriteBackBuffer(Component):
     """A write-back buffer (NVRAM / SSD write buffer) of ``capacity_bytes`` in front of ``backend``.
 
-    A write is acknowledged after ``write_latency`` seconds once it fits in the buffer; if the buffer
+    A write is acknowledged after ``write_latency`` seconds (plus, with ``ack_bandwidth`` in B/s, the
+    transfer of its bytes beyond ``ack_block`` at that rate) once it fits in the buffer; if the buffer
     is full it waits for destaging to free space. Destaging starts when dirty data exceed
     ``high_watermark`` x capacity and continues until they fall below ``low_watermark`` x capacity
     (``high_watermark=0`` destages continuously), with at most ``destage_concurrency`` destage IOs in
@@ -165,8 +166,12 @@ class WriteBackBuffer(Component):
         low_watermark: float = 0.25,
         destage_concurrency: int = 8,
         flush_rate: float | None = None,
+        ack_bandwidth: float | None = None,
+        ack_block: int = 4096,
     ) -> None:
         super().__init__(name)
+        if ack_bandwidth is not None and not ack_bandwidth > 0:
+            raise ValueError(f"write-back buffer {name!r}: ack_bandwidth must be > 0 bytes/s or None")
         if capacity_bytes <= 0 or block_bytes <= 0:
             raise ValueError(f"write-back buffer {name!r}: capacity_bytes and block_bytes must be > 0")
         if not 0 <= low_watermark <= high_watermark <= 1:
@@ -182,6 +187,8 @@ class WriteBackBuffer(Component):
         self.capacity_bytes, self.block_bytes, self.write_latency = capacity_bytes, block_bytes, write_latency
         self.high, self.low = high_watermark * capacity_bytes, low_watermark * capacity_bytes
         self.destage_concurrency, self.flush_rate = destage_concurrency, flush_rate
+        self._ack_per_byte = 0.0 if ack_bandwidth is None else 1.0 / ack_bandwidth
+        self._ack_block = ack_block
         self.reset_stats()
 
     def children(self) -> list[Component]:
@@ -227,7 +234,8 @@ class WriteBackBuffer(Component):
             self._dirty_blocks[b] = self._dirty_blocks.get(b, 0) + 1
         self._queue.append(io)
         self._kick()
-        return completion_in(self.env, self.write_latency, io)
+        extra = io.size - self._ack_block
+        return completion_in(self.env, self.write_latency + (extra * self._ack_per_byte if extra > 0 else 0.0), io)
 
     def _kick(self) -> None:
         if not self._destaging and self.dirty_bytes > self.high:

@@ -12,6 +12,7 @@ databases are read from the drives.
 from __future__ import annotations
 
 from storagelab import raid
+from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
 from storagelab.kernel import Link, Path, Station
@@ -70,7 +71,7 @@ def nexgen(**overrides: object) -> Topology:
     ]  # fmt: skip
     ssd = p.device("flash_device")
     ssd.capacity = int(p["flash_capacity"].si)  # the volumes' address ranges share the 2.4 TB tier
-    flash = Station("ioMemory flash", ssd)
+    flash = flash_drive("ioMemory flash", ssd)
     n_hdd = int(p["hdd_count"].value)
     if p["hdd_raid"].value != 10 or n_hdd % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even hdd_count, got {n_hdd}")

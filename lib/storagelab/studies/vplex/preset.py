@@ -12,6 +12,7 @@ controller time.
 from __future__ import annotations
 
 from storagelab import raid
+from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.kernel import Link, Path, Station
 from storagelab.kernel.io import IORequest
@@ -66,7 +67,7 @@ def xtremio(bricks: int = 1, **overrides: object) -> Topology:
     for i in range(n_ssd):
         dev = p.device("ssd")
         dev.capacity = None  # content-based placement: addresses are hashed over the pool
-        ssds.append(Station(f"SSD {i + 1}", dev))
+        ssds.append(flash_drive(f"SSD {i + 1}", dev))
     pool = RaidSet("XDP pool", raid.Raid0(n_ssd, int(p["stripe_unit"].si)), ssds)
     lun = Path("lun", [ports, controllers, pool])
     return Topology(name, {"lun": lun}, p)

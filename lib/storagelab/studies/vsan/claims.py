@@ -28,13 +28,11 @@ THRESHOLDS_MS = (1, 2, 5, 10, 30)
 
 
 def _device_ms(configuration: str) -> float:
-    """Mean device time per VM IO (ms): reads on the capacity SSD or the read-cache SSD, writes on the
-    write buffer (NVMe or SATA SSD)."""
+    """Mean device time per VM IO (ms): reads on the capacity SSD or the read-cache SSD, writes
+    acknowledged by the write buffer (NVMe or SATA SSD) at its buffered write latency."""
     sata, nvme = devices.preset("SATA SSD"), devices.preset("NVMe SSD")
     write = nvme if configuration == "all-flash NVMe" else sata
-    return 1e3 * (
-        READ * sata.mean_service_time(True, 4096) + (1 - READ) * write.mean_service_time(False, 4096)
-    )
+    return 1e3 * (READ * sata.mean_service_time(True, 4096) + (1 - READ) * write.host_write_time(4096))
 
 
 def mva_iops(vms: int, stack_ms: float, node_us: float, configuration: str) -> float:

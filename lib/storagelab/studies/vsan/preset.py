@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from storagelab import raid
 from storagelab.components.cluster import ReplicatedCluster
+from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
 from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
@@ -36,8 +37,8 @@ _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
 
 #: Fitted values (``storagelab.studies.vsan.claims.fit()`` reproduces them; a test checks it).
-FITTED_STACK_DELAY_MS = 0.4696
-FITTED_NODE_SERVICE_US = {"hybrid Xeon E5 v2": 254.33, "hybrid Xeon E5 v3": 171.58, "all-flash NVMe": 72.74}
+FITTED_STACK_DELAY_MS = 0.4936
+FITTED_NODE_SERVICE_US = {"hybrid Xeon E5 v2": 254.31, "hybrid Xeon E5 v3": 171.55, "all-flash NVMe": 72.74}
 
 #: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
 FITTED_ON = {
@@ -103,10 +104,10 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
         if configuration == "all-flash NVMe":
             capacity = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
             reads = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), capacity)
-            writes = Station(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
+            writes = flash_drive(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
             tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
         else:
-            ssd = Station(f"host {h} S3700 cache", p.device("cache_device"))
+            ssd = flash_drive(f"host {h} S3700 cache", p.device("cache_device"))
             hdds = [
                 Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline="elevator")
                 for i in range(per_host)
