@@ -340,14 +340,25 @@ def test_ssd_preset_read_latency_is_the_datasheet_latency_up_to_parallelism_roun
     assert modelled == pytest.approx(dev.params["datasheet_read_latency"].si, rel=0.5 / x)
 
 
-def test_ssd_service_time_is_base_plus_size_over_bandwidth_without_jitter():
+def test_ssd_service_time_is_base_plus_size_over_the_units_share_of_bandwidth_without_jitter():
     dev = SSD.preset("SATA SSD")
     rng = np.random.default_rng(0)
     for is_read, bw in ((True, 500e6), (False, 460e6)):
         t4 = dev.service_time(is_read, 4096, 0, rng)
         t64 = dev.service_time(is_read, 65536, 123 * 4096, rng)
         assert t4 == dev.mean_service_time(is_read, 4096)
-        assert t64 - t4 == pytest.approx((65536 - 4096) / bw, rel=1e-9)
+        assert t64 - t4 == pytest.approx((65536 - 4096) * dev.parallelism / bw, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["SATA SSD", "NVMe SSD"])
+def test_ssd_large_ios_in_flight_reach_the_datasheet_bandwidth_not_a_multiple(name):
+    """1 MiB IOs on every unit at once: the device delivers about its datasheet sequential bandwidth
+    (the units share it). The old model gave each unit the whole bandwidth: parallelism times too much."""
+    dev = SSD.preset(name) if name == "SATA SSD" else NVMe.preset(name)
+    size = 1 << 20
+    for is_read, key in ((True, "read_bandwidth"), (False, "write_bandwidth")):
+        rate = dev.parallelism * size / dev.mean_service_time(is_read, size)
+        assert dev.params[key].si * 0.9 < rate <= dev.params[key].si
     assert dev.mean_service_time(False, 4096) > dev.mean_service_time(True, 4096)
     assert dev.state_dependent is False
 

@@ -381,9 +381,10 @@ class HDD:
 
 
 class SSD:
-    """A flash SSD: ``base latency + size / bandwidth`` per IO, read/write asymmetric, on each of
-    ``parallelism`` internal units (channels/dies the controller keeps busy at once; the station gives
-    the device that many servers). With ``jitter_scv > 0`` each time is multiplied by a lognormal
+    """A flash SSD: ``base latency + size / (bandwidth / parallelism)`` per IO, read/write asymmetric, on
+    each of ``parallelism`` internal units (channels/dies the controller keeps busy at once; the station
+    gives the device that many servers). The datasheet bandwidth is the whole device's: the units share
+    it, so many large IOs in flight reach the datasheet's sequential rate, not ``parallelism`` times it. With ``jitter_scv > 0`` each time is multiplied by a lognormal
     factor of mean 1 and that squared coefficient of variation, so the mean is unchanged.
     The service time does not depend on the address or on state.
 
@@ -429,6 +430,9 @@ class SSD:
         if par != int(par):
             raise ValueError(f"parallelism must be a whole number of units, got {parallelism.value}")
         self.parallelism = int(par)
+        # each unit's share of the device's bandwidth (B/s)
+        self._read_unit_bw = self.read_bandwidth / self.parallelism
+        self._write_unit_bw = self.write_bandwidth / self.parallelism
         if not isinstance(jitter_scv, int | float) or not 0 <= jitter_scv <= 100:
             raise ValueError(
                 f"jitter_scv must be a number in [0, 100] (squared coefficient of variation), got {jitter_scv!r}"
@@ -455,19 +459,19 @@ class SSD:
                 f"{self.name}: IO [{address}, {address + size}) runs past the capacity {self.capacity} bytes"
             )
         if is_read:
-            t = self.read_latency + size / self.read_bandwidth
+            t = self.read_latency + size / self._read_unit_bw
         else:
-            t = self.write_latency + size / self.write_bandwidth
+            t = self.write_latency + size / self._write_unit_bw
         if self._sigma:
             t *= self._factor(rng)
         return t
 
     def mean_service_time(self, is_read: bool, size: int) -> float:
-        """Analytic mean (s): base latency + size / bandwidth (jitter has mean 1)."""
+        """Analytic mean (s): base latency + size / the unit's share of the bandwidth (jitter has mean 1)."""
         _check_io(self.name, size, 0)
         if is_read:
-            return self.read_latency + size / self.read_bandwidth
-        return self.write_latency + size / self.write_bandwidth
+            return self.read_latency + size / self._read_unit_bw
+        return self.write_latency + size / self._write_unit_bw
 
     def host_write_time(self, size: int = DATASHEET_BLOCK) -> float:
         """Mean time (s) a host waits for a ``size``-byte write on an idle device: the buffered write
@@ -514,7 +518,8 @@ class SSD:
 
         Unless given, ``parallelism`` is ``round(read_iops * read_latency)`` (the units a closed loop
         must keep busy to reach the rated IOPS at the rated latency), at least 1. The base latencies
-        are then fitted: ``base = parallelism / iops - block / bandwidth``, so the mean service time of
+        are then fitted: ``base = parallelism / iops - block x parallelism / bandwidth`` (each unit has its
+        share of the bandwidth), so the mean service time of
         a ``block``-byte IO is exactly ``parallelism / iops``. The modelled QD1 read latency differs from
         the datasheet's by the rounding of parallelism, at most ``0.5 / (read_iops * read_latency)``
         relative. The units' write service time keeps the write IOPS; the datasheet ``write_latency``
@@ -539,7 +544,7 @@ class SSD:
         base = {}
         for op, iops, p_iops, bw, p_bw in (("read", r_iops, read_iops, r_bw, read_bandwidth),
                                            ("write", w_iops, write_iops, w_bw, write_bandwidth)):  # fmt: skip
-            s = units / iops - block / bw
+            s = units / iops - block * units / bw
             if s < 0:
                 raise ValueError(
                     f"{name}: {op} IOPS {iops:g} with parallelism {units:g} leaves no time for a {block}-byte "
@@ -547,8 +552,8 @@ class SSD:
                 )
             base[op] = Param(
                 s * 1e6, "us", "datasheet",
-                f"arithmetic on the datasheet: parallelism {units:g} / {op} IOPS {p_iops.value:g} - {block} B / {op} bandwidth "
-                f"{p_bw.value:g} {p_bw.unit}, so that parallelism / mean {block}-byte service time = datasheet IOPS",
+                f"arithmetic on the datasheet: parallelism {units:g} / {op} IOPS {p_iops.value:g} - {block} B x {units:g} / {op} "
+                f"bandwidth {p_bw.value:g} {p_bw.unit}, so that parallelism / mean {block}-byte service time = datasheet IOPS",
             )  # fmt: skip
         dev = cls(
             name,
