@@ -319,6 +319,13 @@ ORION_SMALL = AccessSpec(name="Orion small", sizes=(SizeShare(size=8192, pct=100
                          random_pct=100, align=8192)  # fmt: skip
 ORION_LARGE = AccessSpec(name="Orion large", sizes=(SizeShare(size=1024 * 1024, pct=100),), read_pct=70,
                          random_pct=100, align=1024 * 1024)  # fmt: skip
+#: The DS5020 Orion target, the raw device ``\\\\.\\f:`` (Figure 17): the whole 557.793 GB (GiB) Oracle LUN
+#: (Figure 20). Figure 17 prints its size as 1,924,071,424 B, which is that size modulo 2**32 (Orion
+#: 10.2 printed it as a 32-bit number): 139 x 2**32 + 1,924,071,424 B = 557.792 GiB. Table 3's minimum
+#: latency (5.42 ms at one outstanding IO, reads and writes alike) is a 15K drive's full-stroke random
+#: IO time, not that of a 1.8 GiB region.
+ORION_DS5020_SPAN = 139 * 2**32 + 1_924_071_424
+
 _ORION_PARAMS = {
     "small_io_size": _doc(8, "KiB", f"{_DS5020}, Appendix: 'Small IO size: 8 KB'"),
     "large_io_size": _doc(1024, "KiB", f"{_DS5020}, Appendix: 'Large IO size: 1024 KB'"),
@@ -328,20 +335,21 @@ _ORION_PARAMS = {
 
 
 def orion_small(
-    name: str = "orion small", *, outstanding: int = 25, volume: str = "oracle", span: int = 1_924_071_424
+    name: str = "orion small", *, outstanding: int = 25, volume: str = "oracle", span: int = ORION_DS5020_SPAN
 ) -> ApplicationWorkload:
-    """Orion small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the test file
-    (1,924,071,424 B in the DS5020 run). Orion's basic matrix peaks at 25 outstanding (5 x num_disks)."""
+    """Orion small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the test target
+    (the whole Oracle LUN in the DS5020 run, :data:`ORION_DS5020_SPAN`). Orion's basic matrix peaks at
+    25 outstanding (5 x num_disks)."""
     params = dict(_ORION_PARAMS, outstanding_small=_doc(outstanding, "count", f"{_DS5020}, Figure 17: small "
                   "points 1..25 (5 x Num_disks); peak IOPS at Small=25"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_SMALL, span, workers=outstanding),), params)
 
 
 def orion_large(
-    name: str = "orion large", *, outstanding: int = 9, volume: str = "oracle", span: int = 1_924_071_424
+    name: str = "orion large", *, outstanding: int = 9, volume: str = "oracle", span: int = ORION_DS5020_SPAN
 ) -> ApplicationWorkload:
-    """Orion large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes (the DS5020 run's
-    peak MB/s was at Large=9 of its 0..10 columns)."""
+    """Orion large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes, over the test target
+    (:data:`ORION_DS5020_SPAN`; the DS5020 run's peak MB/s was at Large=9 of its 0..10 columns)."""
     params = dict(_ORION_PARAMS, outstanding_large=_doc(outstanding, "count", f"{_DS5020}, Figure 17: maximum "
                   "MBPS at Large=9 of 'Large Columns: 0..10'"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_LARGE, span, workers=outstanding),), params)

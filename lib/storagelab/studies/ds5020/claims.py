@@ -60,12 +60,12 @@ def scenarios() -> list[Scenario]:
             ]
             pts += [
                 _point(f"ds5020-t3-iops-tile{t}", f"Orion small IOPS, tile {t} of 4 (Table 3)",
-                       note="Orion span: the 1,924,071,424 B test target of Figure 17", claim="ds5020-t3-iops")
+                       note="Orion span: the whole Oracle LUN (Figure 17 prints its size modulo 2**32)", claim="ds5020-t3-iops")
                 for t in range(1, 5)
             ]  # fmt: skip
             pts += [
                 _point("ds5020-t3-iops-total", "Orion small IOPS, 4 tiles (Table 3)",
-                       note="Orion span: the 1,924,071,424 B test target of Figure 17", claim="ds5020-t3-iops"),
+                       note="Orion span: the whole Oracle LUN (Figure 17 prints its size modulo 2**32)", claim="ds5020-t3-iops"),
                 _point("ds5020-t4-web-iops-total", "Iometer web server IOPS, 4 tiles (Table 4)",
                        claim="ds5020-t4-web-iops"),
                 _point("ds5020-t4-scan-mbps-total", "256 KB scan MB/s, 4 tiles (Table 4)",
