@@ -120,14 +120,17 @@ class _Volumes:
     def volume(self, name: str, level: str, drives: int) -> Component:
         k = self.count
         self.count += 1
-        device = self.p.device("drive")
-        members = [Station(f"{name} drive {i + 1}", device, discipline=self.discipline) for i in range(drives)]
+        # each drive its own device model: a disk has its own head position
+        members = [
+            Station(f"{name} drive {i + 1}", self.p.device("drive"), discipline=self.discipline)
+            for i in range(drives)
+        ]
         layout = _layout(level, drives, self.segment)
         rset = RaidSet(f"{name} {level}", layout, members)
         parity = level != "RAID-10"
         cache = WriteBackCache(
             f"{name} write cache", rset, self.pools[k % len(self.pools)],
-            volume_bytes=layout.usable_capacity(device.capacity),
+            volume_bytes=layout.usable_capacity(members[0].service_source.capacity),
             destage_unit=layout.stripe_width if parity else layout.stripe_unit,
             max_destage=destage_depth(drives, self.queue_depth, drives if parity else 2),
         )  # fmt: skip
