@@ -644,3 +644,12 @@ def test_flash_reads_share_the_units_with_programming():
         return float(res.summary().filter(pl.col("class") == "r")["mean_ms"][0])
 
     assert read_ms(0.9 * 90_000) > 1.2 * read_ms(0.0)
+
+
+def test_two_stations_cannot_share_one_disk_model():
+    from storagelab.kernel import Path
+
+    disk = devices.HDD.preset("15K FC/SAS")
+    a, b = Station("a", disk, discipline="sstf"), Station("b", disk, discipline="sstf")
+    with pytest.raises(ValueError, match="share one HDD device model"):
+        simulate(Path("ab", [a, b]), [OpenSource("r", a, FixedSampler(), rate=10.0)], duration=0.1, progress=False)

@@ -97,3 +97,22 @@ def test_preset_unit_params_name_device_presets():
         Param(3.0, PRESET_UNIT, "datasheet", "x")
     with pytest.raises(TypeError, match="device preset"):
         _ = Param("SATA SSD", PRESET_UNIT, "datasheet", "x").si
+
+
+def test_ds5020_write_cache_is_the_documented_controller_cache():
+    from storagelab.components.write_cache import WriteBackCache
+
+    topo = ds5020()
+    p = topo.params
+    for key in ("data_cache", "cache_mirroring", "start_flush", "stop_flush", "flush_age", "cache_block"):
+        assert p[key].origin == "document" and "Figure 20" in p[key].source
+    caches = [s for v in topo.volumes.values() for s in v.stages if isinstance(s, WriteBackCache)]
+    assert len(caches) == len(topo.volumes)
+    pools = {id(c.pool): c.pool for c in caches}.values()
+    assert len(pools) == 2  # one per controller
+    for pool in pools:
+        # 1,709 MB per controller, half of it holding the partner's mirrored writes, in 16 KiB blocks
+        assert pool.capacity_blocks == int(1709e6 / 2) // (16 * 1024)
+        assert (pool.start_flush, pool.stop_flush, pool.flush_age) == (0.8, 0.8, 10.0)
+    db = next(c for c in caches if c.name.startswith("exchange-db-1"))
+    assert db.max_destage == 8 * 32 // 2  # eight RAID-10 drives' 32-command queues, two writes per destage

@@ -19,6 +19,7 @@ it, which differ only by the few IOs in flight at the window's ends).
 
 from __future__ import annotations
 
+from contextlib import suppress
 from functools import partial
 from heapq import heappop, heappush, heapreplace
 
@@ -58,6 +59,18 @@ class Station(Component):
         io_service(service, np.random.default_rng(0))  # validate the source type now
 
     def on_bind(self) -> None:
+        src = self.service_source
+        if hasattr(src, "service_time") and getattr(src, "state_dependent", True):
+            # a device with state (a disk's head, an SSD's buffer) serves one station: shared, two
+            # drives would move one head and draw from one block of variates
+            owner = getattr(src, "_station", None)
+            if owner is not None and owner is not self and owner.ctx is self.ctx:
+                raise ValueError(
+                    f"stations {owner.name!r} and {self.name!r} share one {type(src).__name__} device "
+                    "model; give each station its own (ParamSet.device() returns a fresh one per call)"
+                )
+            with suppress(AttributeError):  # a frozen or slotted model cannot be tracked
+                src._station = self
         self._service, state_dependent = io_service(self.service_source, self.rng)
         # a distribution ignores the IO: draw from it directly on the fast path (one call fewer per IO)
         self._draw = (

@@ -242,6 +242,14 @@ IOS_PER_BOOT_FITTED_ON = ("boot-t1-peak", "boot-time-75")
 EXCHANGE_2007_PAGE = 8 * 1024
 
 
+#: Dataset rows the Jetstress thread think time is computed from (Figure 16, the four-tile run's first
+#: instance: its latency is Table 2's four-tile latency, so those points count as fitted too).
+_JETSTRESS_FITTED_ON = (
+    "ds5020-f16-db-reads", "ds5020-f16-db-writes", "ds5020-f16-db-read-lat", "ds5020-f16-db-write-lat",
+    "ds5020-t2-latency-t4", "ds5020-t2-iops-t4",
+)  # fmt: skip
+
+
 def jetstress(
     name: str = "jetstress",
     *,
@@ -258,9 +266,14 @@ def jetstress(
     at the measured log/database ratio of the target rate ``mailboxes x iops_per_mailbox``.
 
     The target (2,280 x 0.5 = 1,140 IOPS per instance) is what Jetstress aims at; the database IOPS a
-    storage system achieves come from the closed loop.
+    storage system achieves come from the closed loop. A thread spends time outside its database IO
+    (transaction processing, log commits, ESE's batching): by Little's law on Figure 16, 32 threads
+    achieving 1,112 IOPS at a mean 16.1 ms per IO spend 12.6 ms per IO outside the storage, the
+    ``think`` time of each thread (a fit on Figure 16, the four-tile run's first instance).
     """
     db_reads, db_writes, log_writes = 630.229, 481.876, 252.745
+    read_lat, write_lat = 17e-3, 15e-3  # Figure 16: Avg. Disk sec/Read and sec/Write of the database
+    think = threads / (db_reads + db_writes) - (db_reads * read_lat + db_writes * write_lat) / (db_reads + db_writes)
     read_pct = 100 * db_reads / (db_reads + db_writes)
     log_per_db_io = log_writes / (db_reads + db_writes)
     target = mailboxes * iops_per_mailbox
@@ -283,9 +296,13 @@ def jetstress(
         "log_write_size": Param(5632, "B", "document", f"{fig16}: log write size 5,666.955 B, rounded to sectors"),
         "db_io_size": Param(8, "KiB", "assumption", "Exchange 2007 database page (ESE 08.01.0240 in Figure 16) "
                             "is 8 KiB; the report does not state the IO size"),
+        "thread_think": Param(round(think * 1e3, 3), "ms", "fit", f"{fig16}, by Little's law: 32 threads / "
+                              "1,112.1 DB IOPS minus the mean DB IO latency (17 ms reads, 15 ms writes, weighted "
+                              "by 630.229 and 481.876 IO/s): time a thread spends per IO outside the storage",
+                              fitted_on=_JETSTRESS_FITTED_ON),
     }  # fmt: skip
     streams = (
-        Stream(f"{name} db", db_volume, db, db_span, workers=threads, outstanding=1, split_ops=True),
+        Stream(f"{name} db", db_volume, db, db_span, workers=threads, outstanding=1, think=think, split_ops=True),
         Stream(f"{name} log", log_volume, log, log_span, rate=target * log_per_db_io),
     )
     return ApplicationWorkload(name, streams, params, "database IOPS come from the closed loop of threads")
@@ -319,6 +336,13 @@ ORION_SMALL = AccessSpec(name="Orion small", sizes=(SizeShare(size=8192, pct=100
                          random_pct=100, align=8192)  # fmt: skip
 ORION_LARGE = AccessSpec(name="Orion large", sizes=(SizeShare(size=1024 * 1024, pct=100),), read_pct=70,
                          random_pct=100, align=1024 * 1024)  # fmt: skip
+#: The DS5020 Orion target, the raw device ``\\\\.\\f:`` (Figure 17): the whole 557.793 GB (GiB) Oracle LUN
+#: (Figure 20). Figure 17 prints its size as 1,924,071,424 B, which is that size modulo 2**32 (Orion
+#: 10.2 printed it as a 32-bit number): 139 x 2**32 + 1,924,071,424 B = 557.792 GiB. Table 3's minimum
+#: latency (5.42 ms at one outstanding IO, reads and writes alike) is a 15K drive's full-stroke random
+#: IO time, not that of a 1.8 GiB region.
+ORION_DS5020_SPAN = 139 * 2**32 + 1_924_071_424
+
 _ORION_PARAMS = {
     "small_io_size": _doc(8, "KiB", f"{_DS5020}, Appendix: 'Small IO size: 8 KB'"),
     "large_io_size": _doc(1024, "KiB", f"{_DS5020}, Appendix: 'Large IO size: 1024 KB'"),
@@ -328,20 +352,21 @@ _ORION_PARAMS = {
 
 
 def orion_small(
-    name: str = "orion small", *, outstanding: int = 25, volume: str = "oracle", span: int = 1_924_071_424
+    name: str = "orion small", *, outstanding: int = 25, volume: str = "oracle", span: int = ORION_DS5020_SPAN
 ) -> ApplicationWorkload:
-    """Orion small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the test file
-    (1,924,071,424 B in the DS5020 run). Orion's basic matrix peaks at 25 outstanding (5 x num_disks)."""
+    """Orion small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the test target
+    (the whole Oracle LUN in the DS5020 run, :data:`ORION_DS5020_SPAN`). Orion's basic matrix peaks at
+    25 outstanding (5 x num_disks)."""
     params = dict(_ORION_PARAMS, outstanding_small=_doc(outstanding, "count", f"{_DS5020}, Figure 17: small "
                   "points 1..25 (5 x Num_disks); peak IOPS at Small=25"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_SMALL, span, workers=outstanding),), params)
 
 
 def orion_large(
-    name: str = "orion large", *, outstanding: int = 9, volume: str = "oracle", span: int = 1_924_071_424
+    name: str = "orion large", *, outstanding: int = 9, volume: str = "oracle", span: int = ORION_DS5020_SPAN
 ) -> ApplicationWorkload:
-    """Orion large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes (the DS5020 run's
-    peak MB/s was at Large=9 of its 0..10 columns)."""
+    """Orion large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes, over the test target
+    (:data:`ORION_DS5020_SPAN`; the DS5020 run's peak MB/s was at Large=9 of its 0..10 columns)."""
     params = dict(_ORION_PARAMS, outstanding_large=_doc(outstanding, "count", f"{_DS5020}, Figure 17: maximum "
                   "MBPS at Large=9 of 'Large Columns: 0..10'"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_LARGE, span, workers=outstanding),), params)

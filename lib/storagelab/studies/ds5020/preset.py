@@ -8,15 +8,16 @@ plus a RAID-5 (3+1) OS volume.
 An IO to a volume crosses its host path (FIFO serialization at the link rate), its owning controller
 (a FIFO stage: per-IO processing plus transfer at the controller's internal bandwidth), the controller's
 write cache (writes acknowledged there and destaged continuously, as in the steady state of the hours-long
-runs, where the cache sits at its flush threshold) and the RAID set. Controller read caching and
-prefetch are not modelled.
+runs) and the RAID set. The write cache is the controller's data cache (Figure 20), shared by the
+volumes the controller owns, with coalescing, address-ordered destage and the documented flush levels
+(:mod:`storagelab.components.write_cache`). Controller read caching and prefetch are not modelled.
 """
 
 from __future__ import annotations
 
 from storagelab import raid
-from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.raid_set import RaidSet
+from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
 from storagelab.kernel import Link, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
@@ -54,15 +55,22 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                                      capacity="rate"),
         "controller_overhead": Param(25, "us", "assumption", "per-IO controller processing of a 2009 midrange "
                                      "controller (tens of microseconds); not stated", capacity="time"),
-        "write_headroom": Param(4, "MiB", "assumption", f"{_DOC}, Figure 20: 'Start cache flushing at 80%', 'Stop "
-                                "... at 80%': in the hours-long runs the cache sits at its flush threshold, so a "
-                                "write is admitted as fast as destaging frees space. A short run reaches that "
-                                "state only if the free space is small: 4 MiB of headroom per volume (the "
-                                "1,709 MB data cache of Figure 20 is therefore not a parameter of this model)"),
-        "cache_block": Param(16, "KiB", "assumption", "write-cache allocation unit; not stated"),
+        "data_cache": Param(1709, "MB", "document", f"{_DOC}, Figure 20, Controller in Slot A: 'Data Cache "
+                            "Total present: 1709 MB' (per controller)"),
+        "cache_mirroring": Param(1, "count", "document", f"{_DOC}, Figure 20: 'Write cache with mirroring: "
+                                 "Enabled': half of each controller's data cache holds its partner's dirty data, "
+                                 "so a controller's own writes can use half (1 = mirrored, 0 = not)", choices=(0, 1)),
+        "start_flush": Param(80, "%", "document", f"{_DOC}, Figure 20: 'Start cache flushing at (in percentage): 80'"),
+        "stop_flush": Param(80, "%", "document", f"{_DOC}, Figure 20: 'Stop cache flushing at (in percentage): 80'"),
+        "flush_age": Param(10, "s", "document", f"{_DOC}, Figure 20: 'Flush write cache after (in seconds): 10.00'"),
+        "cache_block": Param(16, "KiB", "document", f"{_DOC}, Figure 20: 'Cache block size (in KB): 16'"),
+        "warm_start": Param(0.5, "s", "assumption", "seconds each writing volume is watched before its cache is "
+                            "set to a long run's dirty state (storagelab.components.write_cache.WriteCachePool): "
+                            "the hours-long runs have a full cache; a seconds-long run would otherwise start empty"),
         "cache_write_latency": Param(0.1, "ms", "assumption", "write acknowledged from controller DRAM after "
                                      "mirroring to the partner controller (~100 us); not stated"),
-        "destage_concurrency": Param(8, "count", "assumption", "destage IOs in flight per volume; not stated"),
+        "drive_queue_depth": Param(32, "count", "assumption", "commands a drive reorders (tagged command queue); "
+                                   "destage IOs in flight per volume fill its drives' queues and no more"),
         "segment_size": Param(512, "KiB", "document", f"{_DOC}, Figure 20: 'Segment size: 512 KB' (shown for BK_01; "
                               "assumed for every volume)"),
     }  # fmt: skip
@@ -96,25 +104,35 @@ class _Volumes:
             for c in range(int(p["controllers"].value))
         ]
         self.count = 0
-        self.headroom = p["write_headroom"].si
         self.discipline = "sstf" if p["drive_queueing"].value else "fifo"
         self.segment = int(p["segment_size"].si)
-        self.block = int(p["cache_block"].si)
-        self.write_latency = p["cache_write_latency"].si
-        self.destage = int(p["destage_concurrency"].value)
+        capacity = p["data_cache"].si / (2 if p["cache_mirroring"].value else 1)
+        self.pools = [
+            WriteCachePool(
+                f"{c.name} write cache", capacity_bytes=int(capacity), block_bytes=int(p["cache_block"].si),
+                start_flush=p["start_flush"].si, stop_flush=p["stop_flush"].si, flush_age=p["flush_age"].si,
+                write_latency=p["cache_write_latency"].si, warm_start=p["warm_start"].si,
+            )
+            for c in self.controllers
+        ]  # fmt: skip
+        self.queue_depth = int(p["drive_queue_depth"].value)
 
     def volume(self, name: str, level: str, drives: int) -> Component:
         k = self.count
         self.count += 1
+        # each drive its own device model: a disk has its own head position
         members = [
             Station(f"{name} drive {i + 1}", self.p.device("drive"), discipline=self.discipline)
             for i in range(drives)
         ]
-        rset = RaidSet(f"{name} {level}", _layout(level, drives, self.segment), members)
-        cache = WriteBackBuffer(
-            f"{name} write cache", rset, capacity_bytes=int(self.headroom), block_bytes=self.block,
-            write_latency=self.write_latency, high_watermark=0.0, low_watermark=0.0,
-            destage_concurrency=self.destage,
+        layout = _layout(level, drives, self.segment)
+        rset = RaidSet(f"{name} {level}", layout, members)
+        parity = level != "RAID-10"
+        cache = WriteBackCache(
+            f"{name} write cache", rset, self.pools[k % len(self.pools)],
+            volume_bytes=layout.usable_capacity(members[0].service_source.capacity),
+            destage_unit=layout.stripe_width if parity else layout.stripe_unit,
+            max_destage=destage_depth(drives, self.queue_depth, drives if parity else 2),
         )  # fmt: skip
         path = self.paths[k % len(self.paths)]
         return Path(name, [path, self.controllers[k % len(self.controllers)], cache])
