@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 from simpy.events import Event
 
-from storagelab.kernel.component import Component, fire
+from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.stages import Link
 
@@ -105,7 +105,10 @@ class WanLink(Link):
 
     def send(self, from_site: int, nbytes: int, io: IORequest) -> Event:
         """``nbytes`` (payload and header) from site ``from_site`` to the other: serialized on that
-        direction, then half the RTT."""
+        direction, then half the RTT. An acknowledgement (``nbytes == 0``) is a frame too small to wait
+        behind whole IOs (frames of all messages interleave on the wire): it pays half the RTT only."""
+        if nbytes == 0:
+            return completion_in(self.env, self.propagation, io)
         self.dir_bytes[from_site] += nbytes
         self.bytes += nbytes
         self.completed += from_site == 0
@@ -187,7 +190,7 @@ class ReplicatedVolume(Component):
         witness: bool = False,
         detection_time: float = 5.0,
         region_bytes: int = 4096,
-        resync_window: int = 16,
+        resync_window: int = 256,
         sample_interval: float = 0.01,
     ) -> None:
         super().__init__(name)
@@ -408,7 +411,7 @@ class ReplicatedVolume(Component):
             (self._ack_time.get(v, self.env._now) for v in missing.values()), default=self.env._now
         )
         self._record(
-            "site loss", site, bytes_lost=len(missing) * float(self.region_bytes), writes_lost=len(set(missing.values())),
+            "site loss", site, bytes_unapplied=self._unapplied_bytes(), bytes_lost=len(missing) * float(self.region_bytes), writes_lost=len(set(missing.values())),
             seconds_lost=self.env._now - lost_since,
         )  # fmt: skip
         self.site_up[site] = False
@@ -417,6 +420,14 @@ class ReplicatedVolume(Component):
             self.mode = "detecting"
             self._on_link_lost()
             self.env.process(self._detect())
+
+    def _unapplied_bytes(self) -> float:
+        """Bytes of the distinct regions acknowledged and still buffered or dirty (the data a loss of the
+        writing site would take with it)."""
+        return len(self._unapplied_regions()) * float(self.region_bytes)
+
+    def _unapplied_regions(self) -> set[int]:
+        return set(self._dirty)
 
     # -- resynchronisation ---------------------------------------------------------------------------
     def _resync(self) -> None:
@@ -524,7 +535,7 @@ class ReplicatedVolume(Component):
         bytes at risk at that moment, bytes/writes/seconds lost at a site loss, resync time."""
         cols = {"time_s": pl.Float64, "event": pl.String, "site": pl.Int64, "mode": pl.String, "lag_s": pl.Float64,
                 "bytes_at_risk": pl.Float64, "bytes_lost": pl.Float64, "writes_lost": pl.Int64,
-                "seconds_lost": pl.Float64, "resync_s": pl.Float64}  # fmt: skip
+                "seconds_lost": pl.Float64, "bytes_unapplied": pl.Float64, "resync_s": pl.Float64}  # fmt: skip
         rows = [{k: r.get(k) for k in cols} for r in self.failure_log]
         return pl.DataFrame(rows, schema=cols)
 
@@ -671,7 +682,7 @@ class AsyncReplica(ReplicatedVolume):
         protocol: str = "A",
         cycle: float = 0.0,
         max_closed: int = 2,
-        window: int = 16,
+        window: int = 256,
         active: int = 0,
         **kwargs,
     ) -> None:
@@ -694,6 +705,7 @@ class AsyncReplica(ReplicatedVolume):
         self.buffered = 0.0  # bytes reserved in the log or the deltas
         self._waiters: deque = deque()  # (bytes needed, callback) of throttled writes, FIFO
         self._log: dict[int, _LogEntry] = {}  # version -> entry, in write order
+        self._awaiting_receipt: set[_LogEntry] = set()  # protocol B: written locally, peer not heard
         self._unsent: deque = deque()  # versions not yet sent
         self._in_flight = 0
         self._log_acked_bytes = 0.0
@@ -768,8 +780,14 @@ class AsyncReplica(ReplicatedVolume):
             self._acknowledge(regions, version, done, io, dirty=not replicate, unreplicated=unreplicated)
 
         def locally_written() -> None:
-            if self.protocol == "B" and entry is not None and not entry.received and version in self._log:
+            if (
+                self.protocol == "B"
+                and entry is not None
+                and not entry.received
+                and self.mode == "replicating"
+            ):
                 entry.on_received = acknowledge
+                self._awaiting_receipt.add(entry)
             else:
                 acknowledge()
 
@@ -815,14 +833,13 @@ class AsyncReplica(ReplicatedVolume):
         entry.received = True
         if entry.on_received is not None:
             go, entry.on_received = entry.on_received, None
+            self._awaiting_receipt.discard(entry)
             go()
 
     def _log_applied(self, version: int, entry: _LogEntry, epoch: int) -> None:
         if self.wan.epoch != epoch:
             return
         self._hold(1 - self.active, entry.regions, version)
-        if entry.on_received is not None:  # protocol B: applied before the ack crossed back
-            self._received(entry, epoch)
         self._log.pop(version, None)
         if entry.acked_at is not None:
             self._log_acked_bytes -= entry.io.size
@@ -925,6 +942,15 @@ class AsyncReplica(ReplicatedVolume):
         firsts = [d.first for d in deltas if d.first is not None]
         return (now - min(firsts) if firsts else 0.0), sum(d.nbytes for d in deltas)
 
+    def _unapplied_regions(self) -> set[int]:
+        regions = set(self._dirty)
+        for e in self._log.values():
+            if e.acked_at is not None:
+                regions.update(e.regions)
+        for d in [*self._closed, self._open]:
+            regions.update(d.regions)
+        return regions
+
     def _on_link_lost(self) -> None:
         """What was buffered becomes dirty regions (copied by the resync); writes then continue at the
         active site, tracked as dirty; the passive site suspends."""
@@ -938,7 +964,8 @@ class AsyncReplica(ReplicatedVolume):
                 regions.setdefault(r, d.first if d.first is not None else now)
         for r, t in sorted(regions.items(), key=lambda kv: kv[1]):
             self._dirty.setdefault(r, t)
-        waiting_b = [e.on_received for e in self._log.values() if e.on_received is not None]
+        waiting_b = [e.on_received for e in self._awaiting_receipt if e.on_received is not None]
+        self._awaiting_receipt.clear()
         self._log.clear()
         self._unsent.clear()
         self._log_acked_bytes = 0.0
