@@ -662,9 +662,11 @@ class AsyncReplica(ReplicatedVolume):
     - ``cycle > 0``: **delta sets** (VPLEX Geo): writes go into the open delta (an overwrite of a region
       already in it adds nothing); every ``cycle`` seconds the open delta is closed if fewer than
       ``max_closed`` closed deltas wait; closed deltas cross the link one at a time (``window``
-      regions in flight) and are then applied at the other site as a whole.
+      extents of contiguous regions, each up to ``max_transfer`` bytes, in flight), are held by the
+      other site, and are applied there in order, each as a whole.
 
-    ``buffer_bytes`` bounds what is buffered (log entries, or open and closed deltas). A write that
+    ``buffer_bytes`` bounds what is buffered at the writing site (log entries not yet applied, or the
+    open delta and what of the closed ones has not crossed the link). A write that
     does not fit waits (the host is throttled) until sending and applying free space: when the write
     rate exceeds the drain rate (the lesser of the link and the remote array), write latency rises.
     With a site ``cache`` (a write-back appliance) a write is acknowledged when the cache has it and goes
@@ -683,6 +685,7 @@ class AsyncReplica(ReplicatedVolume):
         cycle: float = 0.0,
         max_closed: int = 2,
         window: int = 256,
+        max_transfer: int = 1 << 20,
         active: int = 0,
         **kwargs,
     ) -> None:
@@ -699,6 +702,7 @@ class AsyncReplica(ReplicatedVolume):
             )
         self.buffer_bytes, self.protocol, self.cycle = float(buffer_bytes), protocol, float(cycle)
         self.max_closed, self.window, self.active = max_closed, window, active
+        self.max_transfer = int(max_transfer)
 
     def on_bind(self) -> None:
         super().on_bind()
@@ -887,32 +891,46 @@ class AsyncReplica(ReplicatedVolume):
             delta.state = "applying"
             self._transfer(delta, epoch, lambda io: self.sites[peer].applier.submit(io), "applied")
 
+    def _extents(self, delta: _Delta) -> list[tuple[int, int]]:
+        """The delta's regions as extents (first region, count) of contiguous regions, each at most
+        ``max_transfer`` bytes: what one message on the link, or one write at the other site, carries."""
+        most = max(1, self.max_transfer // self.region_bytes)
+        out: list[tuple[int, int]] = []
+        for r in sorted(delta.regions):
+            if out and out[-1][0] + out[-1][1] == r and out[-1][1] < most:
+                out[-1] = (out[-1][0], out[-1][1] + 1)
+            else:
+                out.append((r, 1))
+        return out
+
     def _transfer(self, delta: _Delta, epoch: int, step: Callable[[IORequest], Event], state: str) -> None:
-        """Put every region of ``delta`` through ``step`` with ``window`` in flight; then mark it ``state``."""
-        todo = deque(delta.regions)
+        """Put every extent of ``delta`` through ``step`` with ``window`` in flight; then mark it
+        ``state``. While exchanging, each extent's buffer space is freed once it has crossed (it is
+        then held by the other site until applied)."""
+        todo = deque(self._extents(delta))
         left = [len(todo)]
+        exchanging = state == "exchanged"
 
         def one() -> None:
             if todo:
-                r = todo.popleft()
-                io = IORequest(
-                    False,
-                    self.region_bytes,
-                    r * self.region_bytes,
-                    cls="replication",
-                    submitted=self.env._now,
-                )
-                step(io).callbacks.append(finished)
+                first, count = todo.popleft()
+                nbytes = count * self.region_bytes
+                io = IORequest(False, nbytes, first * self.region_bytes, cls="replication", submitted=self.env._now)
+                step(io).callbacks.append(lambda _e: finished(nbytes))
 
-        def finished(_e: Event) -> None:
+        def finished(nbytes: int) -> None:
             if self.wan.epoch != epoch:
                 return
             left[0] -= 1
+            if exchanging:
+                self._release(float(nbytes))
             if left[0] == 0:
                 self._delta_done(delta, state)
             else:
                 one()
 
+        if not todo:
+            self._delta_done(delta, state)
         for _ in range(min(self.window, len(todo))):
             one()
 
@@ -927,7 +945,6 @@ class AsyncReplica(ReplicatedVolume):
                 self._hold(peer, range(r, r + 1), v)
                 self._ack_time.pop(v, None)
             self._closed.popleft()
-            self._release(delta.nbytes)
         self._pump_deltas()
 
     # -- what is at risk, and failures -----------------------------------------------------------------
