@@ -915,7 +915,9 @@ class AsyncReplica(ReplicatedVolume):
             if todo:
                 first, count = todo.popleft()
                 nbytes = count * self.region_bytes
-                io = IORequest(False, nbytes, first * self.region_bytes, cls="replication", submitted=self.env._now)
+                io = IORequest(
+                    False, nbytes, first * self.region_bytes, cls="replication", submitted=self.env._now
+                )
                 step(io).callbacks.append(lambda _e: finished(nbytes))
 
         def finished(nbytes: int) -> None:
