@@ -252,3 +252,63 @@ def test_bad_settings_are_refused():
     src = _writes(m.at(1), 100, name="b")
     with pytest.raises(ValueError, match="active site"):
         simulate(m, [src], duration=0.1, seed=1, progress=False)
+
+
+# -- VPLEX presets, and a pair of any preset -----------------------------------------------------------
+
+
+def test_vplex_director_time_is_re_derived_from_the_read_hit_it_was_fitted_on(published):
+    """The fit: a 4 KiB read hit at light load is the director pass plus the 4 KiB at the dual-engine
+    front end's combined rate, and equals the low end of the published range."""
+    from storagelab.studies.vplex import preset
+
+    p = preset.vplex_local().params
+    row = published.filter(published["row_id"] == "readhit-latency-range-low").row(0, named=True)
+    fe_rate = p["fe_port_rate"].si * p["fe_ports_per_director"].value * 2 * preset.FIT_ENGINES
+    assert p["director_time"].si + 4096 / fe_rate == pytest.approx(row["value"] * 1e-6, abs=1e-8)
+    assert p["director_time"].fitted_on == ("readhit-latency-range-low",)
+
+
+def test_vplex_passes_a_read_hit_once_a_miss_or_write_twice():
+    """Latency over native at light load: a miss and a write take two director passes (and the front
+    end), a hit one; Metro adds the RTT plus the peer's passes, not more."""
+    from storagelab.studies.vplex import claims
+
+    out = claims.adders(seed=1, quick=True)
+    t = 84.68e-3  # ms, the fitted pass
+    assert out["readhit-latency-range-low [4 KiB]"] == pytest.approx(0.085, abs=0.002)
+    assert out["readmiss-adder-local-overview-range-low [Local 4 KiB]"] == pytest.approx(2 * t, abs=0.003)
+    assert out["write-adder-local-range-low [4 KiB]"] == pytest.approx(2 * t, abs=0.003)
+    m0, m1 = out["write-adder-metro-range-low [RTT 0 ms, 4 KiB]"], out["write-adder-metro-range-low [RTT 1 ms, 4 KiB]"]
+    assert m0 == pytest.approx(m1, abs=0.002) and 2 * t < m0 < 4 * t
+
+
+def test_vplex_geo_write_is_acknowledged_in_cache_and_replicates_in_deltas():
+    from storagelab.studies.vplex import preset
+
+    topo = preset.vplex_geo(delta_cycle="0.5 s")
+    lun = topo.volumes["lun"]
+    src = ClosedSource("w", lun, FixedSampler(size=8192, read_pct=0, span=10**10), workers=1)
+    res = simulate(lun, [src], duration=3.0, warmup=1.0, seed=1, progress=False)
+    assert res.summary()["mean_ms"][0] < 0.3  # two director passes and the front end, not the array
+    geo = topo.parts["replication"]
+    assert 0.0 < geo.rpo()["lag_s"][1] < 1.2  # a write waits up to a cycle, then crosses and applies
+
+
+def test_metro_puts_any_preset_on_two_sites():
+    from storagelab.replication import metro
+    from storagelab.studies.ds5020.preset import ds5020
+    from storagelab.workloads import applications as apps
+
+    topo = metro(lambda: ds5020(), wan_rtt="3 ms", wan_bandwidth="1 GB/s")
+    assert {"oracle-1", "oracle-1 @ B"} <= set(topo.volumes)
+    table = topo.param_table()
+    assert table.filter(table["parameter"] == "wan_rtt")["origin"][0] == "user"
+    assert "drive" in set(table["parameter"])
+    res = topo.run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    mirror = topo.parts["oracle-1"]
+    assert mirror.writes_acked > 100 and mirror.missing_at(1) == {}
+    single = ds5020().run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    assert res.summary()["mean_ms"][0] > single.summary()["mean_ms"][0]  # writes wait for the far site
+    with pytest.raises(ValueError, match="no parameter 'rtt'"):
+        metro(lambda: ds5020(), rtt="3 ms")

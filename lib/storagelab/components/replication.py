@@ -539,11 +539,12 @@ class ReplicatedVolume(Component):
         rows = [{k: r.get(k) for k in cols} for r in self.failure_log]
         return pl.DataFrame(rows, schema=cols)
 
-    def drain_time(self, after: float) -> float:
-        """Seconds from ``after`` (e.g. the end of a burst) until no acknowledged data is at risk
-        (``inf`` if that never happens in the samples)."""
+    def drain_time(self, after: float, below: float = 0.0) -> float:
+        """Seconds from ``after`` (e.g. the end of a burst) until the data at risk is at most ``below``
+        bytes (with delta sets there is always an open delta: give its usual size); ``inf`` if that never
+        happens in the samples."""
         for t, _lag, b, _m in self.samples:
-            if t >= after and b == 0:
+            if t >= after and b <= below:
                 return t - after
         return float("inf")
 
