@@ -138,6 +138,15 @@ def test_link_change_moves_write_latency_with_the_rtt():
     assert res.summary()["mean_ms"][0] == pytest.approx((KIB8 / 125e6 + 4e-3 + ARRAY_S) * 1e3, rel=1e-6)
 
 
+def test_link_change_of_bandwidth_moves_the_serialization():
+    """A degraded link (a tenth of the bandwidth) from 0.5 s: a 64 KiB write then spends 10x longer on it."""
+    m = _sync(rtt=1e-3, failures=[LinkChange(0.5, bandwidth=12.5e6)])
+    src = ClosedSource("w", m, FixedSampler(size=65536, read_pct=0, span=10**9), workers=1)
+    res = simulate(m, [src], duration=1.5, warmup=0.6, seed=1, progress=False)
+    assert res.summary()["mean_ms"][0] == pytest.approx((65536 / 12.5e6 + 1e-3 + ARRAY_S) * 1e3, rel=1e-6)
+    assert m.failures()["event"].to_list() == ["link change"]
+
+
 # -- asynchronous replicas ---------------------------------------------------------------------------
 
 
