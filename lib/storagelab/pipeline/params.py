@@ -211,7 +211,10 @@ class VplexReplicationParams(StudyRunParams):
             raise ValueError(f"rtts_ms must each be in 0..100, got {bad}")
         from storagelab.architectures import build
 
-        build("VPLEX Geo + XtremIO (two sites)", **{**self.overrides, **self.geo})
+        try:
+            build("VPLEX Geo + XtremIO (two sites)", **{**self.overrides, **self.geo})
+        except ValueError as err:
+            raise ValueError(f"geo (with overrides): {err}") from None
         return self
 
 
