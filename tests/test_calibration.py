@@ -162,6 +162,18 @@ def test_tolerances_by_unit():
     assert latency.tolerance() == pytest.approx(3.2)
     small = Point("ds5020", "ds5020-f16-log-log-write-lat", "log write latency")  # 0.0004 s
     assert small.tolerance() == pytest.approx(1.0)  # the 1 ms floor wins
+    micro = Point("vplex", "write-adder-local-range-low", "write adder")  # 200 us, stated in us
+    assert micro.unit == "ms" and micro.tolerance() == pytest.approx(0.04)  # 20 %: the floor is 1 us
+    assert not micro.passes(0.9)  # a 1 ms floor would have passed anything under 1.2 ms
+
+
+def test_a_range_is_scored_against_both_ends():
+    p = Point("vplex", "write-adder-local-range-low", "write adder", range_with="write-adder-local-range-high")
+    assert p.published_range == pytest.approx((0.2, 0.6))
+    assert p.passes(0.161) and p.passes(0.4) and p.passes(0.719)
+    assert not p.passes(0.159) and not p.passes(0.721)
+    with pytest.raises(ValueError, match="other end of a range"):
+        Point("vplex", "write-adder-local-range-low", "x", range_with="write-adder-metro-range-low")
 
 
 def test_point_rejects_unknown_comparison_and_unknown_row():

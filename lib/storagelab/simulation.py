@@ -140,7 +140,8 @@ def simulate(
     for s in sources:
         ll = s.littles_law()
         row = summary.filter(pl.col("class") == s.cls)
-        mean_ms = row["mean_ms"][0] if row.height else float("nan")
+        mean_ms = row["mean_ms"][0] if row.height else None
+        mean_ms = float("nan") if mean_ms is None else mean_ms  # no IO of the class completed in the window
         lam = ll["completed"] / ll["elapsed"] if ll["elapsed"] > 0 else float("nan")
         src_rows.append(
             {

@@ -3,7 +3,7 @@ parameters they were built from, each tagged with its origin."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -20,12 +20,14 @@ class Topology:
     a :class:`~storagelab.provenance.ParamSet` of :class:`~storagelab.provenance.Param` (origin
     ``document``, ``device-physics``, ``datasheet``, ``fit`` with the points it was fitted on,
     ``assumption`` or ``user``). Building the topology refuses a declared parameter the preset never
-    read. Components belong to one run: call the preset again for the next one."""
+    read. ``parts`` names components worth inspecting after a run (a replication's timeline and RPO, a
+    link). Components belong to one run: call the preset again for the next one."""
 
     name: str
     volumes: dict[str, Component]
     params: ParamSet
     notes: str = ""
+    parts: dict[str, Component] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.params, ParamSet):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.ilio.preset import equallogic
 from storagelab.studies.nexgen.preset import nexgen
-from storagelab.studies.vplex.preset import BRICKS, xtremio
+from storagelab.studies.vplex.preset import BRICKS, vplex_geo, vplex_local, vplex_metro, xtremio
 from storagelab.studies.vsan.preset import CONFIGURATIONS, vsan
 from storagelab.topology import Topology
 
@@ -31,6 +31,9 @@ PRESETS: dict[str, Callable[..., Topology]] = {
     "EqualLogic PS6100E": equallogic,
     "EqualLogic PS6100E behind Atlantis ILIO": lambda **o: equallogic(ilio=True, **o),
     **{f"XtremIO, {b} X-Brick(s)": (lambda b=b, **o: xtremio(b, **o)) for b in BRICKS},
+    "VPLEX Local + XtremIO": vplex_local,
+    "VPLEX Metro + XtremIO (two sites)": vplex_metro,
+    "VPLEX Geo + XtremIO (two sites)": vplex_geo,
 }
 
 #: Which study's home each preset lives in (``datasets/`` ids).

@@ -14,8 +14,11 @@ which passes only when every one of its points does. The rules (also in the READ
 - **failures**: a replication that raises, saturates or returns a missing or non-finite value makes the
   point fail, with the reason in ``note``; nothing leaves the denominator.
 - **bounds**: "over" / "under" / "sub-millisecond" are checked as the bound, with no tolerance added.
+- **ranges**: a point whose document gives a range (two rows, ``range-low`` and ``range-high``) is scored
+  against the range, each end with its tolerance.
 - **tolerances** (the project's, the same for every point): IOPS and MB/s within ±15 %; latencies and
-  durations within ±20 % or ±1 ms, whichever is wider; percentages within ±5 points.
+  durations within ±20 % or ±1 ms, whichever is wider (±1 us for a value the document states in
+  microseconds: a 1 ms floor would accept anything under a millisecond); percentages within ±5 points.
 - **sensitivity**: every scenario also runs with the presets' capacity-setting parameters scaled by 0.5
   and by 2 (:func:`storagelab.provenance.capacity_scale`); a claim that passes in all three runs would
   pass whatever the model did, and is ``insensitive``.
@@ -64,6 +67,7 @@ class Point:
     ``comparison``: ``two-sided``, or ``at-least``/``at-most`` when the document states a bound.
     ``case`` tells apart several checks of one row; ``claim`` names the published statement when it
     is not the row itself or its conflict group (e.g. a table's per-tile rows and total);
+    ``range_with``: the row of the range's other end, when the document gives a range;
     ``derived``: the simulated value follows from the inputs by arithmetic."""
 
     study: str
@@ -74,10 +78,18 @@ class Point:
     case: str = ""
     claim: str = ""
     derived: bool = False
+    range_with: str = ""
 
     def __post_init__(self) -> None:
         if self.comparison not in COMPARISONS:
             raise ValueError(f"point {self.row_id!r}: comparison must be one of {COMPARISONS}")
+        if self.range_with:
+            ends = {published_rows()[r]["qualifier"] for r in (self.row_id, self.range_with) if r in published_rows()}
+            if ends != {"range-low", "range-high"}:
+                raise ValueError(
+                    f"point {self.row_id!r}: range_with {self.range_with!r} must name the other end of a range "
+                    "(one row range-low, the other range-high)"
+                )
 
     @property
     def key(self) -> str:
@@ -113,8 +125,11 @@ class Point:
 
     @property
     def published_range(self) -> tuple[float, float]:
-        """(low, high) of the values this point is scored against: the row's own value, or the span of
-        its conflict group's values of the same metric."""
+        """(low, high) of the values this point is scored against: the row's own value, the range it
+        ends (``range_with``), or the span of its conflict group's values of the same metric."""
+        if self.range_with:
+            other = _in_unit(published_rows()[self.range_with], self.unit)
+            return min(self.published, other), max(self.published, other)
         group = self.row["conflict_group"]
         if not group:
             return self.published, self.published
@@ -133,8 +148,8 @@ class Point:
         if self.unit == "%":
             return 5.0
         if q == "time":
-            one_ms = units.convert(1.0, "ms", self.unit)
-            return max(0.2 * pub, one_ms) if self.unit in ("ms", "us", "s") else 0.2 * pub
+            floor = units.convert(1.0, "us" if self.row["unit"] == "us" else "ms", self.unit)
+            return max(0.2 * pub, floor) if self.unit in ("ms", "us", "s") else 0.2 * pub
         return 0.15 * pub
 
     def passes(self, simulated: float) -> bool:

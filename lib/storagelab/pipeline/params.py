@@ -117,6 +117,7 @@ _NOTEBOOK_PRESETS: dict[str, tuple[str, ...]] = {
     "12-ds5020-mixed-tiles": ("DS5020 Express",),
     "13-nexgen-bootstorm": ("NexGen N5-150",),
     "14-ilio-vdi": ("EqualLogic PS6100E behind Atlantis ILIO",),
+    "15-vplex-replication": ("VPLEX Metro + XtremIO (two sites)", "VPLEX Geo + XtremIO (two sites)"),
 }  # fmt: skip
 
 
@@ -190,6 +191,33 @@ class IlioVdiParams(StudyRunParams):
         return self
 
 
+class VplexReplicationParams(StudyRunParams):
+    """Parameters of ``15-vplex-replication``: the WAN round trips of the Metro sweep, and the Geo run's
+    own overrides (on top of ``overrides``, which apply to Metro and Geo)."""
+
+    notebook: ClassVar[str] = "15-vplex-replication"
+    rtts_ms: list[float] = Field(
+        default=[0.0, 1.0, 2.0, 5.0, 10.0], min_length=1, description="WAN round trips of the Metro sweep (each 0..100 ms)"
+    )
+    geo: dict[str, Any] = Field(
+        default={"wan_bandwidth": "125 MB/s", "delta_cycle": "2 s", "delta_buffer": 0.3},
+        description="VPLEX Geo parameters for the drain-rate run and the drill, by name (e.g. delta_cycle: 30 s)",
+    )
+
+    @model_validator(mode="after")
+    def _rtts_and_geo(self) -> VplexReplicationParams:
+        bad = [r for r in self.rtts_ms if not 0 <= r <= 100]
+        if bad:
+            raise ValueError(f"rtts_ms must each be in 0..100, got {bad}")
+        from storagelab.architectures import build
+
+        try:
+            build("VPLEX Geo + XtremIO (two sites)", **{**self.overrides, **self.geo})
+        except ValueError as err:
+            raise ValueError(f"geo (with overrides): {err}") from None
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
@@ -199,6 +227,7 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "12-ds5020-mixed-tiles": Ds5020TilesParams,
     "13-nexgen-bootstorm": NexgenBootstormParams,
     "14-ilio-vdi": IlioVdiParams,
+    "15-vplex-replication": VplexReplicationParams,
 }
 
 

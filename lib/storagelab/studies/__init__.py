@@ -8,7 +8,7 @@ study         system                                                          no
 ``vsan``      VMware Virtual SAN 5.5, three configurations                    ``11-vsan-scaling``
 ``nexgen``    NexGen N5-150 hybrid flash array (QoS off)                      ``13-nexgen-bootstorm``
 ``ilio``      Dell EqualLogic PS6100E, optionally behind Atlantis ILIO        ``14-ilio-vdi``
-``vplex``     EMC XtremIO 1, 2 or 4 X-Bricks (VPLEX itself: a later model)    (calibration only)
+``vplex``     EMC XtremIO 1, 2 or 4 X-Bricks; VPLEX Local, Metro, Geo         ``15-vplex-replication``
 ============  ==============================================================  ==========================
 
 Each study package has ``preset`` (the architecture: a function per preset that takes overrides by

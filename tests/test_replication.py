@@ -1,0 +1,323 @@
+"""Replication between two sites: the promises of each mode, checked on seeded randomized runs, and
+latencies checked against hand-computed values with deterministic devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from storagelab.components.replication import (
+    AsyncReplica,
+    LinkChange,
+    LinkLoss,
+    LinkRestore,
+    SiteLoss,
+    SyncMirror,
+    WanLink,
+)
+from storagelab.components.replication import Site as RSite
+from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
+from storagelab.simulation import simulate
+
+ARRAY_S = 0.5e-3  # a deterministic array write: 0.5 ms
+KIB8 = 8192
+
+
+def _sites(service=None, servers: int = 64) -> list[RSite]:
+    service = service or Deterministic(ARRAY_S)
+    return [RSite(n, Station(f"array {n}", service, servers=servers)) for n in ("A", "B")]
+
+
+def _sync(rtt=1e-3, bandwidth=125e6, **kw) -> SyncMirror:
+    sites = _sites(kw.pop("service", None), kw.pop("servers", 64))
+    return SyncMirror("metro", sites, WanLink("wan", bandwidth, rtt), **kw)
+
+
+def _writes(target, rate, seed_span=10**9, size=KIB8, read_pct=0.0, name="w"):
+    return OpenSource(name, target, FixedSampler(size=size, read_pct=read_pct, span=seed_span), rate=rate)
+
+
+# -- synchronous mirror ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rtt", [0.0, 1e-3, 5e-3])
+def test_sync_write_latency_is_the_remote_leg_when_it_is_the_longer(rtt):
+    """QD1 writes, deterministic arrays, no queueing: the write completes when the remote leg does:
+    serialization of 8 KiB + half the RTT + the remote array + half the RTT (the ack carries no data)."""
+    m = _sync(rtt=rtt)
+    src = ClosedSource("w", m, FixedSampler(size=KIB8, read_pct=0, span=10**9), workers=1)
+    res = simulate(m, [src], duration=0.5, seed=1, progress=False)
+    expected = max(ARRAY_S, KIB8 / 125e6 + rtt + ARRAY_S)
+    assert res.summary()["mean_ms"][0] == pytest.approx(expected * 1e3, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sync_never_acknowledges_a_write_before_both_sites_have_it(seed):
+    """Randomized load (exponential arrays, writes from both sites, the link near saturation): every
+    acknowledgement comes at or after both copies are durable."""
+    m = _sync(rtt=2e-3, bandwidth=30e6, service=Exponential(ARRAY_S), servers=4)
+    srcs = [_writes(m.at(0), 1500, name="a"), _writes(m.at(1), 1500, name="b")]
+    simulate(m, srcs, duration=1.0, seed=seed, progress=False)
+    audit = np.array(m.audit)
+    assert len(audit) > 2000
+    assert (audit[:, 0] >= audit[:, 1]).all() and (audit[:, 0] >= audit[:, 2]).all()
+    assert not m.missing_at(0) or all(v > 0 for v in m.missing_at(0).values())
+
+
+def test_sync_directions_are_independent():
+    """Writes from site 1 cross on the other direction: they do not queue behind site 0's."""
+    alone = _sync(rtt=0.0, bandwidth=10e6)
+    r1 = simulate(alone, [_writes(alone.at(0), 800, name="a")], duration=1.0, seed=1, progress=False)
+    both = _sync(rtt=0.0, bandwidth=10e6)
+    srcs = [_writes(both.at(0), 800, name="a"), _writes(both.at(1), 800, name="b")]
+    r2 = simulate(both, srcs, duration=1.0, seed=1, progress=False)
+    a1 = r1.summary()["mean_ms"][0]
+    a2 = r2.summary().filter(r2.summary()["class"] == "a")["mean_ms"][0]
+    assert a2 == pytest.approx(a1, rel=1e-9)  # same seed stream for source a, other direction untouched
+
+
+def test_link_over_its_bandwidth_makes_write_latency_spike():
+    """Writes above the link's bandwidth queue on it (the study: 'write response time will spike')."""
+    out = []
+    for rate in (600, 1400):  # 8 KiB writes: 4.9 and 11.5 MB/s on a 10 MB/s link
+        m = _sync(rtt=1e-3, bandwidth=10e6)
+        res = simulate(m, [_writes(m, rate)], duration=2.0, seed=1, progress=False)
+        out.append(res.summary()["mean_ms"][0])
+    assert out[0] < 3.0 and out[1] > 100.0
+
+
+def test_link_loss_no_acknowledged_write_is_lost_and_resync_restores_both_copies():
+    """Link loss: after detection the preferred site continues alone (its writes tracked as dirty), the
+    other suspends; at every moment the preferred site holds every acknowledged write; after the link
+    returns the resync copies the dirty regions and both sites hold everything again."""
+    fails = [LinkLoss(0.5), LinkRestore(1.5)]
+    mid = _sync(failures=fails, detection_time=0.2)
+    simulate(mid, [_writes(mid.at(0), 2000, name="a"), _writes(mid.at(1), 500, name="b")],
+             duration=1.2, seed=4, progress=False)  # fmt: skip
+    assert mid.mode == "isolated" and mid.suspended == [False, True]
+    assert mid.missing_at(0) == {} and len(mid.missing_at(1)) > 500
+    end = _sync(failures=fails, detection_time=0.2)
+    res = simulate(end, [_writes(end.at(0), 2000, name="a"), _writes(end.at(1), 500, name="b")],
+                   duration=3.0, seed=4, progress=False)  # fmt: skip
+    log = end.failures()
+    assert log["event"].to_list() == ["link loss", "isolated", "link restore", "resynchronised"]
+    resync_s = log.filter(log["event"] == "resynchronised")["resync_s"][0]
+    assert 0 < resync_s < 1.0
+    assert end.mode == "replicating" and end.missing_at(0) == {} and end.missing_at(1) == {}
+    assert res.summary().filter(res.summary()["class"] == "b")["count"][0] > 0  # site B resumed
+
+
+def test_site_loss_metro_loses_nothing_and_the_survivor_suspends_without_a_witness():
+    """Losing the preferred site while replicating: nothing acknowledged is lost; without a witness
+    the other site suspends, with one it continues."""
+    for witness, continues in ((False, False), (True, True)):
+        m = _sync(failures=[SiteLoss(0.5, 0)], detection_time=0.1, witness=witness)
+        res = simulate(m, [_writes(m.at(0), 1000, name="a"), _writes(m.at(1), 1000, name="b")],
+                       duration=1.5, warmup=0.8, seed=2, progress=False)  # fmt: skip
+        loss = m.failures().filter(m.failures()["event"] == "site loss")
+        assert loss["bytes_lost"][0] == 0 and loss["writes_lost"][0] == 0
+        b = res.summary().filter(res.summary()["class"] == "b")
+        assert (b.height > 0 and b["count"][0] > 500) is continues
+
+
+def test_site_loss_while_isolated_loses_what_only_the_lost_site_had():
+    """The link is down and the preferred site continues alone; then it is lost: exactly the
+    writes it acknowledged alone are lost, and the lag is the time since the first of them."""
+    m = _sync(failures=[LinkLoss(0.5), SiteLoss(1.5, 0)], detection_time=0.2)
+    simulate(m, [_writes(m.at(0), 1000, name="a")], duration=2.0, seed=3, progress=False)
+    loss = m.failures().filter(m.failures()["event"] == "site loss")
+    assert loss["bytes_lost"][0] == loss["bytes_at_risk"][0]
+    assert 0.75e3 * 8 * 1024 < loss["bytes_lost"][0] < 1.25e3 * 2 * 8 * 1024  # ~1 s of 1,000 8 KiB writes
+    assert loss["seconds_lost"][0] == pytest.approx(1.0, abs=0.25)
+
+
+def test_link_change_moves_write_latency_with_the_rtt():
+    m = _sync(rtt=1e-3, failures=[LinkChange(0.5, rtt=4e-3)])
+    src = ClosedSource("w", m, FixedSampler(size=KIB8, read_pct=0, span=10**9), workers=1)
+    res = simulate(m, [src], duration=1.0, warmup=0.6, seed=1, progress=False)
+    assert res.summary()["mean_ms"][0] == pytest.approx((KIB8 / 125e6 + 4e-3 + ARRAY_S) * 1e3, rel=1e-6)
+
+
+def test_link_change_of_bandwidth_moves_the_serialization():
+    """A degraded link (a tenth of the bandwidth) from 0.5 s: a 64 KiB write then spends 10x longer on it."""
+    m = _sync(rtt=1e-3, failures=[LinkChange(0.5, bandwidth=12.5e6)])
+    src = ClosedSource("w", m, FixedSampler(size=65536, read_pct=0, span=10**9), workers=1)
+    res = simulate(m, [src], duration=1.5, warmup=0.6, seed=1, progress=False)
+    assert res.summary()["mean_ms"][0] == pytest.approx((65536 / 12.5e6 + 1e-3 + ARRAY_S) * 1e3, rel=1e-6)
+    assert m.failures()["event"].to_list() == ["link change"]
+
+
+# -- asynchronous replicas ---------------------------------------------------------------------------
+
+
+def _async(bandwidth=20e6, rtt=10e-3, **kw) -> AsyncReplica:
+    kw.setdefault("buffer_bytes", 50e6)
+    return AsyncReplica("async", _sites(), WanLink("wan", bandwidth, rtt), **kw)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "expected"),
+    [("A", ARRAY_S), ("B", KIB8 / 125e6 + 4e-3)],
+)
+def test_async_protocols_acknowledge_where_drbd_says(protocol, expected):
+    """Protocol A: after the local write; B: after the local write and the peer's receipt (8 KiB
+    serialized + the RTT), whichever is later."""
+    m = _async(bandwidth=125e6, rtt=4e-3, protocol=protocol)
+    src = ClosedSource("w", m, FixedSampler(size=KIB8, read_pct=0, span=10**9), workers=1)
+    res = simulate(m, [src], duration=0.5, seed=1, progress=False)
+    assert res.summary()["mean_ms"][0] == pytest.approx(max(ARRAY_S, expected) * 1e3, rel=1e-6)
+
+
+@pytest.mark.parametrize("cycle", [0.0, 0.5])
+def test_lag_is_bounded_when_the_link_outruns_the_writes(cycle):
+    """Writes at half the link's bandwidth: the lag stays within a few cycles, nobody is throttled."""
+    m = _async(cycle=cycle)
+    simulate(m, [_writes(m, 0.5 * 20e6 / KIB8)], duration=6.0, warmup=1.0, seed=1, progress=False)
+    tl = m.timeline()
+    assert m.throttled == 0
+    assert tl["lag_s"].max() < 2 * cycle + 0.2
+    late, early = tl.filter(tl["time_s"] > 4.5)["lag_s"].mean(), tl.filter(tl["time_s"] < 2.5)["lag_s"].mean()
+    assert late < early + cycle + 0.05
+
+
+@pytest.mark.parametrize("cycle", [0.0, 0.5])
+def test_lag_grows_without_bound_then_throttling_holds_writes_to_the_drain_rate(cycle):
+    """Writes at 1.5x the link's bandwidth: with a buffer larger than the run the lag grows with time
+    (about (1 - 1/1.5) of elapsed time); with a 20 MB buffer it fills, writes are throttled, and the
+    hosts' write rate falls to the drain rate (the link)."""
+    rate = 1.5 * 20e6 / KIB8
+    big = _async(cycle=cycle, buffer_bytes=1e12)
+    simulate(big, [_writes(big, rate)], duration=6.0, seed=1, progress=False)
+    tl = big.timeline()
+    lag_at = [tl.filter((tl["time_s"] - t).abs() < 0.3)["lag_s"].mean() for t in (2.0, 4.0, 5.8)]
+    assert lag_at[0] < lag_at[1] < lag_at[2]
+    if cycle == 0:  # a log sends in write order at the link's rate: lag = t (1 - 1/1.5)
+        assert lag_at[2] == pytest.approx(5.8 / 3, rel=0.3)
+    else:  # deltas wait whole: later still
+        assert lag_at[2] > 5.8 / 3
+    assert big.throttled == 0
+    small = _async(cycle=cycle, buffer_bytes=20e6)
+    res = simulate(small, [_writes(small, rate)], duration=8.0, warmup=4.0, seed=1, progress=False)
+    assert small.throttled > 1000
+    assert res.summary()["mb_per_s"][0] == pytest.approx(20.0, rel=0.08)
+    assert res.summary()["mean_ms"][0] > 100
+
+
+def test_delta_sets_coalesce_overwrites_within_a_cycle():
+    """Thousands of writes to 16 regions in one cycle cross the link as 16 regions."""
+    m = _async(cycle=1.0, bandwidth=125e6)
+    src = _writes(m, 5000, seed_span=16 * 4096, size=4096)
+    simulate(m, [src], duration=1.5, seed=1, progress=False)
+    assert m.writes_acked > 4000
+    assert m.wan.dir_bytes[0] == 16 * 4096
+
+
+@pytest.mark.parametrize("cycle", [0.0, 0.5])
+def test_site_loss_async_loses_exactly_the_unapplied_writes(cycle):
+    """Losing the active site: the bytes lost (what the other site does not hold, from the region
+    versions) are the bytes the log or the deltas still held (from the buffer): two bookkeepings agree."""
+    m = _async(cycle=cycle, failures=[SiteLoss(2.3, 0)])
+    simulate(m, [_writes(m, 0.8 * 20e6 / KIB8)], duration=2.5, seed=5, progress=False)
+    loss = m.failures().filter(m.failures()["event"] == "site loss")
+    assert loss["bytes_lost"][0] > 0
+    assert loss["bytes_lost"][0] == loss["bytes_unapplied"][0]
+
+
+@pytest.mark.parametrize("cycle", [0.0, 0.5])
+def test_async_link_loss_then_restore_resyncs_everything(cycle):
+    m = _async(cycle=cycle, failures=[LinkLoss(1.0), LinkRestore(2.0)], detection_time=0.2)
+    simulate(m, [_writes(m, 0.5 * 20e6 / KIB8)], duration=6.0, seed=6, progress=False)
+    events = m.failures()["event"].to_list()
+    assert events == ["link loss", "isolated", "link restore", "resynchronised"]
+    assert m.mode == "replicating" and m.throttled == 0
+    tl = m.timeline()
+    assert tl.filter(tl["time_s"] > 5.5)["lag_s"].max() < 2 * cycle + 0.2
+
+
+def test_same_seed_same_run():
+    def run(seed):
+        m = _async(
+            cycle=0.5, failures=[LinkLoss(1.0), LinkRestore(1.6), SiteLoss(2.5, 0)], detection_time=0.2
+        )
+        res = simulate(m, [_writes(m, 3000)], duration=3.0, seed=seed, progress=False)
+        return res.summary(), m.timeline(), m.failures()
+
+    a, b, c = run(7), run(7), run(8)
+    assert all(x.equals(y) for x, y in zip(a, b, strict=True))
+    assert not a[1].equals(c[1])
+
+
+def test_bad_settings_are_refused():
+    sites = _sites()
+    with pytest.raises(ValueError, match="exactly 2 sites"):
+        SyncMirror("m", sites[:1], WanLink("w", 1e6, 0.001))
+    with pytest.raises(ValueError, match="protocol"):
+        AsyncReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6, protocol="C")
+    with pytest.raises(ValueError, match="names no site"):
+        SyncMirror("m", sites, WanLink("w", 1e6, 0.001), failures=[SiteLoss(1.0, 2)])
+    with pytest.raises(ValueError, match="rtt"):
+        WanLink("w", 1e6, -1)
+    m = _async()
+    src = _writes(m.at(1), 100, name="b")
+    with pytest.raises(ValueError, match="active site"):
+        simulate(m, [src], duration=0.1, seed=1, progress=False)
+
+
+# -- VPLEX presets, and a pair of any preset -----------------------------------------------------------
+
+
+def test_vplex_director_time_is_re_derived_from_the_read_hit_it_was_fitted_on(published):
+    """The fit: a 4 KiB read hit at light load is the director pass plus the 4 KiB at the dual-engine
+    front end's combined rate, and equals the low end of the published range."""
+    from storagelab.studies.vplex import preset
+
+    p = preset.vplex_local().params
+    row = published.filter(published["row_id"] == "readhit-latency-range-low").row(0, named=True)
+    fe_rate = p["fe_port_rate"].si * p["fe_ports_per_director"].value * 2 * preset.FIT_ENGINES
+    assert p["director_time"].si + 4096 / fe_rate == pytest.approx(row["value"] * 1e-6, abs=1e-8)
+    assert p["director_time"].fitted_on == ("readhit-latency-range-low",)
+
+
+def test_vplex_passes_a_read_hit_once_a_miss_or_write_twice():
+    """Latency over native at light load: a miss and a write take two director passes (and the front
+    end), a hit one; Metro adds the RTT plus the peer's passes, not more."""
+    from storagelab.studies.vplex import claims
+
+    out = claims.adders(seed=1, quick=True)
+    t = 84.68e-3  # ms, the fitted pass
+    assert out["readhit-latency-range-low [4 KiB]"] == pytest.approx(0.085, abs=0.002)
+    assert out["readmiss-adder-local-overview-range-low [Local 4 KiB]"] == pytest.approx(2 * t, abs=0.003)
+    assert out["write-adder-local-range-low [4 KiB]"] == pytest.approx(2 * t, abs=0.003)
+    m0, m1 = out["write-adder-metro-range-low [RTT 0 ms, 4 KiB]"], out["write-adder-metro-range-low [RTT 1 ms, 4 KiB]"]
+    assert m0 == pytest.approx(m1, abs=0.002) and 2 * t < m0 < 4 * t
+
+
+def test_vplex_geo_write_is_acknowledged_in_cache_and_replicates_in_deltas():
+    from storagelab.studies.vplex import preset
+
+    topo = preset.vplex_geo(delta_cycle="0.5 s")
+    lun = topo.volumes["lun"]
+    src = ClosedSource("w", lun, FixedSampler(size=8192, read_pct=0, span=10**10), workers=1)
+    res = simulate(lun, [src], duration=3.0, warmup=1.0, seed=1, progress=False)
+    assert res.summary()["mean_ms"][0] < 0.3  # two director passes and the front end, not the array
+    geo = topo.parts["replication"]
+    assert 0.0 < geo.rpo()["lag_s"][1] < 1.2  # a write waits up to a cycle, then crosses and applies
+
+
+def test_metro_puts_any_preset_on_two_sites():
+    from storagelab.replication import metro
+    from storagelab.studies.ds5020.preset import ds5020
+    from storagelab.workloads import applications as apps
+
+    topo = metro(lambda: ds5020(), wan_rtt="3 ms", wan_bandwidth="1 GB/s")
+    assert {"oracle-1", "oracle-1 @ B"} <= set(topo.volumes)
+    table = topo.param_table()
+    assert table.filter(table["parameter"] == "wan_rtt")["origin"][0] == "user"
+    assert "drive" in set(table["parameter"])
+    res = topo.run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    mirror = topo.parts["oracle-1"]
+    assert mirror.writes_acked > 100 and mirror.missing_at(1) == {}
+    single = ds5020().run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    assert res.summary()["mean_ms"][0] > single.summary()["mean_ms"][0]  # writes wait for the far site
+    with pytest.raises(ValueError, match="no parameter 'rtt'"):
+        metro(lambda: ds5020(), rtt="3 ms")
