@@ -8,8 +8,9 @@ content-addressed RAM read cache, and write coalescing into large sequential wri
   index: a block whose content is already stored costs a reference (no back-end IO); new content is
   compressed (``compress_time_per_byte``; stored size = block / the content's ratio), kept in RAM and, if
   ``persist`` is set, sent to the back end, through a :class:`WriteCoalescer` when one is given;
-- a **read** finds each block's content: content in RAM is served at ``ram_latency``; content that is
-  not (evicted, or a base-image block never read since start) is read from the back end and kept;
+- a **read** (``read_time`` of CPU per block) finds each block's content: content in RAM is served at
+  ``ram_latency``; content that is not (evicted, or a base-image block never read since start, unless
+  ``image_in_ram``: the image was loaded before the run) is read from the back end and kept;
 - the index costs ``index_entry_bytes`` of memory per stored content, beside the compressed data.
 
 So the IOs and bytes reaching the array, the RAM used and the capacity stored per volume are outcomes of
@@ -123,13 +124,15 @@ class InlineReduction(Component):
         ram_latency: float = 50e-6,
         fingerprint_time: float = 2e-6,
         compress_time_per_byte: float = 0.5e-9,
+        read_time: float = 0.0,
         index_entry_bytes: int = 64,
         coalescer: WriteCoalescer | None = None,
         persist: bool = True,
         cpu: Component | None = None,
+        image_in_ram: bool = False,
     ) -> None:
         super().__init__(name)
-        if not ram_bytes > 0 or ram_latency < 0 or fingerprint_time < 0 or compress_time_per_byte < 0:
+        if not ram_bytes > 0 or min(ram_latency, fingerprint_time, compress_time_per_byte, read_time) < 0:
             raise ValueError(
                 f"inline reduction {name!r}: need ram_bytes > 0 and non-negative latency and CPU times"
             )
@@ -142,6 +145,7 @@ class InlineReduction(Component):
             float(compress_time_per_byte),
         )
         self.index_entry_bytes, self.persist = int(index_entry_bytes), persist
+        self.read_time, self.image_in_ram = float(read_time), image_in_ram
         self.block = content.block_bytes
 
     def children(self) -> list[Component]:
@@ -158,8 +162,19 @@ class InlineReduction(Component):
         self.stored: dict[int, float] = {}  # stored content -> compressed bytes
         self.stored_bytes = 0.0
         # RAM: an LRU over contents, sized in (average) compressed blocks
-        blocks = max(1, int(self.ram_bytes // (self.block / self.content_model.compression_mean)))
-        self.ram = cache_policies.LRU(blocks)
+        per_block = self.block / self.content_model.compression_mean
+        self.pinned_bytes = 0.0
+        self._pinned = 0  # base contents below this id are resident (the image loaded before the run)
+        if self.image_in_ram:
+            self.pinned_bytes = self.content_model.image_blocks * per_block
+            if self.pinned_bytes >= self.ram_bytes:
+                raise ValueError(
+                    f"inline reduction {self.name!r}: the image ({self.pinned_bytes / 1e9:.2f} GB compressed) "
+                    f"does not fit in ram_bytes ({self.ram_bytes / 1e9:.2f} GB)"
+                )
+            self._pinned = self.content_model.image_blocks
+            self.stored_bytes = self.pinned_bytes  # stored once, shared by every clone
+        self.ram = cache_policies.LRU(max(1, int((self.ram_bytes - self.pinned_bytes) // per_block)))
         self.reset_stats()
 
     def reset_stats(self) -> None:
@@ -187,13 +202,16 @@ class InlineReduction(Component):
     def _read(self, io: IORequest) -> Event:
         self.reads += 1
         missing = []
-        for b in self._blocks(io):
+        blocks = self._blocks(io)
+        for b in blocks:
             self.read_blocks += 1
             c = self.contents.read(io.volume, b)
-            if not self.ram.access(c):
+            if c >= self._pinned and not self.ram.access(c):
                 missing.append(c)
+        cpu = self._cpu(self.read_time * len(blocks), io)
         if not missing:
-            return completion_in(self.env, self.ram_latency, io)
+            hit = completion_in(self.env, self.ram_latency, io)
+            return hit if cpu is None else join_all(self.env, [hit, cpu], io)
         self.read_misses += len(missing)
         self.backend_reads += 1
         done = Event(self.env)
@@ -244,8 +262,9 @@ class InlineReduction(Component):
     # -- what it achieved -------------------------------------------------------------------------------
     def memory_bytes(self) -> float:
         """RAM in use: the compressed contents held (at most ``ram_bytes``) and the index."""
-        cached = min(self.ram_bytes, len(self.ram) * self.block / self.content_model.compression_mean)
-        return cached + len(self.refs) * self.index_entry_bytes
+        per_block = self.block / self.content_model.compression_mean
+        cached = self.pinned_bytes + len(self.ram) * per_block
+        return cached + (len(self.refs) + self._pinned) * self.index_entry_bytes
 
     def stats(self, elapsed: float) -> dict[str, float]:
         blocks_in = self.write_blocks
