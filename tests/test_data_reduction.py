@@ -107,7 +107,7 @@ def test_compression_ratio_comes_from_the_content():
 def test_ram_cache_is_content_addressed_across_volumes():
     """Two clones read the same 64 base-image blocks: each block is read from the array once, by whichever
     clone reads it first; the other clone finds it in RAM."""
-    content = ContentModel(image_bytes=64 * 4096)
+    content = ContentModel(image_bytes=64 * 4096, unique_share=0.0)
     array = Recorder("array")
     dr = InlineReduction("dedupe", array, content, ram_bytes=1e9)
     v0, v1 = Volume("clone 0", dr, 0), Volume("clone 1", dr, 1)
@@ -119,10 +119,30 @@ def test_ram_cache_is_content_addressed_across_volumes():
     assert dr.read_blocks > 1000 and len(array.log) == 64 and dr.read_misses == 64
 
 
+def test_diverged_blocks_are_each_clones_own():
+    """With a quarter of each clone's blocks diverged before the run, the array serves every distinct
+    content once: the shared base blocks once, each clone's own blocks once per clone."""
+    content = ContentModel(image_bytes=64 * 4096, unique_share=0.25)
+    state = content.bind(np.random.default_rng(0))
+    distinct = {state.read(v, b) for v in (0, 1) for b in range(64)}
+    own = sum(1 for v in (0, 1) for b in range(64) if state.read(v, b) >= 64)
+    assert 20 < own < 44 and len(distinct) == own + len({state.read(v, b) for v in (0, 1) for b in range(64)} - {
+        state.read(v, b) for v in (0, 1) for b in range(64) if state.read(v, b) >= 64})
+    array = Recorder("array")
+    dr = InlineReduction("dedupe", array, content, ram_bytes=1e9)
+    v0, v1 = Volume("clone 0", dr, 0), Volume("clone 1", dr, 1)
+    sources = [
+        ClosedSource(f"reader {i}", v, FixedSampler(size=4096, read_pct=100, span=64 * 4096), workers=1)
+        for i, v in enumerate((v0, v1))
+    ]
+    simulate(v0, sources, duration=1.0, seed=1, progress=False)
+    assert len(array.log) == len(distinct)
+
+
 def test_ram_holds_only_what_fits():
     """RAM for 100 compressed blocks and 4,096 base blocks read at random: LRU keeps 100, and about
     100 / 4,096 of reads hit."""
-    content = ContentModel(image_bytes=4096 * 4096, compression_sigma=0.0)
+    content = ContentModel(image_bytes=4096 * 4096, compression_sigma=0.0, unique_share=0.0)
     small = InlineReduction("dedupe", Recorder("array"), content, ram_bytes=100 * 2048)
     src = ClosedSource("r", small, FixedSampler(size=4096, read_pct=100, span=4096 * 4096), workers=4)
     simulate(small, [src], duration=1.0, seed=1, progress=False)

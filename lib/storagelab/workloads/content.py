@@ -7,7 +7,8 @@ brings:
 
 - a volume starts as a copy of a **base image** (a golden desktop image, a database's initial load): block
   ``b`` of every volume holds base content ``b mod image_blocks``, the same across volumes (what a clone
-  shares);
+  shares), except a ``unique_share`` of its blocks (chosen by a hash of volume and block), which hold
+  content of that volume's own, written before the run (a persistent desktop's divergence);
 - a write brings **unique** content with probability ``unique_share`` (user data, a desktop's own changes),
   else content from a **common pool** (zeroed blocks, the same OS and application files written by every
   desktop), drawn Zipf-like so a few common blocks dominate;
@@ -15,8 +16,9 @@ brings:
   its identity drawn from a lognormal with the given mean (so a block compresses the same every time it is
   seen, as a real compressor would).
 
-Identities are integers: base blocks ``0 .. image_blocks - 1``, the common pool after them, unique contents
-from :data:`UNIQUE_BASE` on.
+Identities are integers: base blocks ``0 .. image_blocks - 1``, the common pool after them, contents
+diverged before the run from :data:`DIVERGED_BASE`, unique contents written in the run from
+:data:`UNIQUE_BASE` on.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ from statistics import NormalDist
 import numpy as np
 
 UNIQUE_BASE = 1 << 40
+DIVERGED_BASE = 1 << 50
 _STANDARD_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
 class ContentModel:
     """The generator's parameters (see the module docs). ``block_bytes``: the deduplication block (bytes);
-    ``image_bytes``: the base image every volume starts from; ``unique_share`` (0..1): share of written
-    blocks whose content is new; ``common_blocks`` and ``common_skew``: the pool non-unique writes draw
+    ``image_bytes``: the base image every volume starts from; ``unique_share`` (0..1): share of a volume's
+    blocks that diverged from the image before the run, and of written blocks whose content is new; ``common_blocks`` and ``common_skew``: the pool non-unique writes draw
     from and its Zipf exponent; ``compression_mean`` (>= 1) and ``compression_sigma``: the lognormal of
     per-content compression ratios (a ratio below 1 is taken as 1: stored uncompressed)."""
 
@@ -110,7 +113,12 @@ class VolumeContents:
     def read(self, volume: int, block: int) -> int:
         """The content block ``block`` of ``volume`` holds now."""
         c = self.written.get((volume, block))
-        return c if c is not None else block % self.model.image_blocks
+        if c is not None:
+            return c
+        key = (volume << 40) ^ block
+        if self.model.unique_share > 0 and _unit_hash(key ^ 0x5DEECE66D) < self.model.unique_share:
+            return DIVERGED_BASE + key  # this volume's own content, stored before the run
+        return block % self.model.image_blocks
 
     def write(self, volume: int, block: int) -> int:
         """A write to ``block`` of ``volume``: the content it brings (unique, or from the common pool)."""

@@ -6,6 +6,7 @@ import polars as pl
 
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
+from storagelab.studies.ilio.claims import tier2_iops
 from storagelab.workloads import applications as apps
 
 
@@ -22,8 +23,7 @@ def scale_out(
         ])  # fmt: skip
         res = preset.equallogic(ilio=True, **(overrides or {})).run(w, seed=seed, warmup=2.0, duration=8.0 if quick else 60.0)
         c = res.components()
-        st = {(a, b): v for a, b, v in c.select("component", "statistic", "value").iter_rows()}
-        tier2 = st[("Atlantis ILIO", "ios")] * st[("Atlantis ILIO", "passed_ratio")] / res.measured
+        tier2 = tier2_iops(res)
         rows.append({
             "desktops": n, "tier1_iops": float(res.summary()["iops"].sum()), "tier2_iops": tier2,
             "drive_utilisation": float(c.filter(pl.col("component").str.starts_with("NL-SAS")
