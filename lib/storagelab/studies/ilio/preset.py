@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from storagelab import raid
 from storagelab.components.cache import WriteBackBuffer
+from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import WarmReadCache
@@ -70,6 +71,8 @@ def ilio_params() -> dict[str, Param]:
         "ilio_unique_share": Param(5, "%", "document", f"{_DOC}, Fast Replication: 'generally only about 5% of the "
                                    "IO for a given desktop image is unique' (vendor claim), taken as the share of "
                                    "written blocks whose content is new"),
+        "ilio_hosts": Param(1, "count", "document", f"{_DOC}: the tests ran 'up to 75 sessions on a single host' "
+                            "(one ILIO VM per host; 500 desktops are planned on 7 hosts)"),
         "ilio_vcpus": Param(2, "count", "document", f"{_DOC}: 'Atlantis ILIO vCPU Configuration 2 vCPUs'"),
         "ilio_ram": Param(170, "GB", "document", f"{_DOC}: 'Server RAM reserved per Atlantis ILIO Session Host "
                           "Virtual Machine 170 GB'"),
@@ -122,14 +125,21 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
             image_bytes=int(p["ilio_image"].si), unique_share=p["ilio_unique_share"].value / 100,
             compression_mean=p["ilio_compression"].value,
         )  # fmt: skip
-        coalescer = WriteCoalescer(
-            "ILIO write coalescing", array, segment_bytes=int(p["ilio_segment"].si),
-            max_delay=p["ilio_coalesce_delay"].si,
-        )  # fmt: skip
         per_block = p["ilio_cpu_per_io"].si
-        volume = InlineReduction(
-            "Atlantis ILIO", array, content, ram_bytes=p["ilio_ram"].si, ram_latency=p["ilio_ram_latency"].si,
-            fingerprint_time=per_block, compress_time_per_byte=0.0, read_time=per_block, coalescer=coalescer,
-            cpu=cpu_station("ILIO vCPUs", int(p["ilio_vcpus"].value)), image_in_ram=True,
-        )  # fmt: skip
+        hosts = int(p["ilio_hosts"].value)
+        instances = []
+        for h in range(1, hosts + 1):
+            coalescer = WriteCoalescer(
+                f"ILIO write coalescing {h}", array, segment_bytes=int(p["ilio_segment"].si),
+                max_delay=p["ilio_coalesce_delay"].si,
+            )  # fmt: skip
+            instances.append(InlineReduction(
+                f"Atlantis ILIO {h}", array, content, ram_bytes=p["ilio_ram"].si, ram_latency=p["ilio_ram_latency"].si,
+                fingerprint_time=per_block, compress_time_per_byte=0.0, read_time=per_block, coalescer=coalescer,
+                cpu=cpu_station(f"ILIO vCPUs {h}", int(p["ilio_vcpus"].value)), image_in_ram=True,
+            ))  # fmt: skip
+        # desktops spread over the hosts (by 1 GiB region of the address space: the workloads give each
+        # desktop its own range), each host's ILIO VM with its own RAM, CPUs and index
+        volume = instances[0] if hosts == 1 else ReplicatedCluster("desktop hosts", instances, replicas=1,
+                                                                   placement_bytes=1 << 30)  # fmt: skip
     return Topology(name, {"vdi": volume}, p)
