@@ -83,7 +83,24 @@ def scenarios() -> list[Scenario]:
         res = preset.equallogic(ilio=True).run(w, seed=seed, **t)
         return {"iom-ilio-iops": float(res.summary()["iops"].sum())}
 
+    def capacity(seed: int, quick: bool) -> dict[str, float]:
+        from storagelab.studies.ilio.analysis import capacity_per_desktop
+
+        unique = preset.equallogic(ilio=True).param("ilio_unique_share").value
+        cap = capacity_per_desktop([unique], [500])
+        return {"cap-per-desktop": float(cap["capacity_per_desktop_gb"][0])}
+
     return [
+        Scenario(
+            STUDY,
+            "EqualLogic capacity per desktop, 500 desktops (content model)",
+            (
+                Point(STUDY, "cap-per-desktop", "EqualLogic capacity per desktop, 500 desktops (GB)",
+                      note="arithmetic on the content model: image / compression x (1 / desktops + unique share)",
+                      derived=True),
+            ),
+            capacity,
+        ),
         Scenario(
             STUDY,
             "Iometer on ILIO (Atlantis VDI pattern, 64 outstanding)",
