@@ -1,0 +1,281 @@
+"""Data reduction in the IO path: inline deduplication against an in-memory index, compression, a
+content-addressed RAM read cache, and write coalescing into large sequential writes.
+
+:class:`InlineReduction` sits in front of a back end (an array) and sees every IO's blocks through a
+:class:`~storagelab.workloads.content.ContentModel`:
+
+- a **write** is fingerprinted (``fingerprint_time`` per block on the appliance's CPU) and looked up in the
+  index: a block whose content is already stored costs a reference (no back-end IO); new content is
+  compressed (``compress_time_per_byte``; stored size = block / the content's ratio), kept in RAM and, if
+  ``persist`` is set, sent to the back end, through a :class:`WriteCoalescer` when one is given;
+- a **read** (``read_time`` of CPU per block) finds each block's content: content in RAM is served at
+  ``ram_latency``; content that is not (evicted, or a base-image block never read since start, unless
+  ``image_in_ram``: the image was loaded before the run) is read from the back end and kept;
+- the index costs ``index_entry_bytes`` of memory per stored content, beside the compressed data.
+
+So the IOs and bytes reaching the array, the RAM used and the capacity stored per volume are outcomes of
+the content and of the RAM given, not inputs. :class:`WriteCoalescer` absorbs small writes into a segment
+and writes the segment as one sequential IO when it is full or ``max_delay`` after its first write.
+"""
+
+from __future__ import annotations
+
+from simpy.events import Event
+
+from storagelab import cache_policies
+from storagelab.kernel.component import Component, completion_in, fire
+from storagelab.kernel.composition import join_all
+from storagelab.kernel.io import IORequest
+from storagelab.kernel.station import Station
+from storagelab.workloads.content import ContentModel, VolumeContents
+
+
+class WriteCoalescer(Component):
+    """Small writes absorbed into a ``segment_bytes`` segment, written to ``backend`` as one sequential
+    write at the head of a log when the segment is full or ``max_delay`` seconds after its first write.
+    A write is accepted at once (the caller keeps the data safe meanwhile, e.g. in mirrored RAM)."""
+
+    def __init__(
+        self, name: str, backend: Component, segment_bytes: int = 1 << 20, max_delay: float = 1.0
+    ) -> None:
+        super().__init__(name)
+        if segment_bytes < 512 or not max_delay > 0:
+            raise ValueError(f"write coalescer {name!r}: need segment_bytes >= 512 and max_delay > 0 s")
+        self.backend, self.segment_bytes, self.max_delay = backend, int(segment_bytes), float(max_delay)
+
+    def children(self) -> list[Component]:
+        return [self.backend]
+
+    def on_bind(self) -> None:
+        self._open = 0  # bytes in the open segment
+        self._generation = 0  # bumped when a segment is written, so a stale timer does nothing
+        self._head = 0  # log head address
+        self.reset_stats()
+
+    def reset_stats(self) -> None:
+        self.writes_in = 0
+        self.bytes_in = 0
+        self.segments_out = 0
+        self.bytes_out = 0
+
+    def add(self, nbytes: int) -> None:
+        """Absorb ``nbytes`` of data (a compressed block)."""
+        self.writes_in += 1
+        self.bytes_in += nbytes
+        if self._open == 0:
+            gen = self._generation
+            completion_in(self.env, self.max_delay, None).callbacks.append(lambda _e: self._timeout(gen))
+        self._open += nbytes
+        while self._open >= self.segment_bytes:
+            self._open -= self.segment_bytes
+            self._flush(self.segment_bytes)
+
+    def submit(self, io: IORequest) -> Event:
+        """A write absorbed (accepted now); a read goes to the back end."""
+        if io.is_read:
+            return self.backend.submit(io)
+        self.add(io.size)
+        return completion_in(self.env, 0.0, io)
+
+    def _timeout(self, generation: int) -> None:
+        if generation == self._generation and self._open > 0:
+            nbytes, self._open = self._open, 0
+            self._flush(nbytes)
+
+    def _flush(self, nbytes: int) -> None:
+        self._generation += 1
+        io = IORequest(False, nbytes, self._head, cls="coalesced", submitted=self.env._now)
+        self._head += nbytes
+        self.segments_out += 1
+        self.bytes_out += nbytes
+        self.backend.submit(io)
+        if self._open > 0:  # what spilled over starts a new segment with its own timer
+            gen = self._generation
+            completion_in(self.env, self.max_delay, None).callbacks.append(lambda _e: self._timeout(gen))
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        return {
+            "writes_in": float(self.writes_in),
+            "segments_out": float(self.segments_out),
+            "writes_per_segment": self.writes_in / self.segments_out if self.segments_out else 0.0,
+            "mb_out_per_s": self.bytes_out / elapsed / 1e6 if elapsed > 0 else 0.0,
+        }
+
+
+def cpu_station(name: str, cores: int) -> Station:
+    """The appliance's ``cores`` processors: a FIFO station whose jobs carry their CPU time (s) in ``tag``."""
+    return Station(name, lambda io, rng: io.tag, servers=cores)
+
+
+class InlineReduction(Component):
+    """Inline deduplication and compression with a content-addressed RAM cache, in front of ``backend``
+    (see the module docs). ``cpu``: the appliance's processors, a station from :func:`cpu_station`
+    (each job's service time is the CPU time it carries); ``None``: CPU time is free.
+    ``ram_bytes``: RAM for compressed contents (the index's memory is counted apart); ``persist``: new
+    contents are written to the back end (through ``coalescer`` when given)."""
+
+    def __init__(
+        self,
+        name: str,
+        backend: Component,
+        content: ContentModel,
+        *,
+        ram_bytes: float,
+        ram_latency: float = 50e-6,
+        fingerprint_time: float = 2e-6,
+        compress_time_per_byte: float = 0.5e-9,
+        read_time: float = 0.0,
+        index_entry_bytes: int = 64,
+        coalescer: WriteCoalescer | None = None,
+        persist: bool = True,
+        cpu: Component | None = None,
+        image_in_ram: bool = False,
+    ) -> None:
+        super().__init__(name)
+        if not ram_bytes > 0 or min(ram_latency, fingerprint_time, compress_time_per_byte, read_time) < 0:
+            raise ValueError(
+                f"inline reduction {name!r}: need ram_bytes > 0 and non-negative latency and CPU times"
+            )
+        if coalescer is not None and coalescer.backend is not backend:
+            raise ValueError(f"inline reduction {name!r}: the coalescer must write to the same back end")
+        self.backend, self.content_model, self.coalescer, self.cpu = backend, content, coalescer, cpu
+        self.ram_bytes, self.ram_latency = float(ram_bytes), float(ram_latency)
+        self.fingerprint_time, self.compress_time_per_byte = (
+            float(fingerprint_time),
+            float(compress_time_per_byte),
+        )
+        self.index_entry_bytes, self.persist = int(index_entry_bytes), persist
+        self.read_time, self.image_in_ram = float(read_time), image_in_ram
+        self.block = content.block_bytes
+
+    def children(self) -> list[Component]:
+        out: list[Component] = [self.backend]
+        if self.coalescer is not None:
+            out.append(self.coalescer)
+        if self.cpu is not None:
+            out.append(self.cpu)
+        return out
+
+    def on_bind(self) -> None:
+        self.contents: VolumeContents = self.content_model.bind(self.rng)
+        self.refs: dict[int, int] = {}  # stored content -> references
+        self.stored: dict[int, float] = {}  # stored content -> compressed bytes
+        self.stored_bytes = 0.0
+        # RAM: an LRU over contents, sized in (average) compressed blocks
+        per_block = self.block / self.content_model.compression_mean
+        self.pinned_bytes = 0.0
+        self._pinned = 0  # base contents below this id are resident (the image loaded before the run)
+        if self.image_in_ram:
+            self.pinned_bytes = self.content_model.image_blocks * per_block
+            if self.pinned_bytes >= self.ram_bytes:
+                raise ValueError(
+                    f"inline reduction {self.name!r}: the image ({self.pinned_bytes / 1e9:.2f} GB compressed) "
+                    f"does not fit in ram_bytes ({self.ram_bytes / 1e9:.2f} GB)"
+                )
+            self._pinned = self.content_model.image_blocks
+            self.stored_bytes = self.pinned_bytes  # stored once, shared by every clone
+        self.ram = cache_policies.LRU(max(1, int((self.ram_bytes - self.pinned_bytes) // per_block)))
+        self.reset_stats()
+
+    def reset_stats(self) -> None:
+        self.reads = self.writes = 0
+        self.read_blocks = self.read_misses = 0
+        self.write_blocks = self.dedupe_hits = self.unique_blocks = 0
+        self.backend_reads = self.backend_writes = 0
+        self.bytes_to_backend = 0.0
+
+    # -- the IO path -------------------------------------------------------------------------------------
+    def _blocks(self, io: IORequest) -> range:
+        b = self.block
+        return range(io.address // b, (io.address + io.size - 1) // b + 1)
+
+    def _cpu(self, seconds: float, io: IORequest) -> Event | None:
+        if self.cpu is None or seconds <= 0:
+            return None
+        job = io.child()
+        job.tag = seconds
+        return self.cpu.submit(job)
+
+    def submit(self, io: IORequest) -> Event:
+        return self._read(io) if io.is_read else self._write(io)
+
+    def _read(self, io: IORequest) -> Event:
+        self.reads += 1
+        missing = []
+        blocks = self._blocks(io)
+        for b in blocks:
+            self.read_blocks += 1
+            c = self.contents.read(io.volume, b)
+            if c >= self._pinned and not self.ram.access(c):
+                missing.append(c)
+        cpu = self._cpu(self.read_time * len(blocks), io)
+        if not missing:
+            hit = completion_in(self.env, self.ram_latency, io)
+            return hit if cpu is None else join_all(self.env, [hit, cpu], io)
+        self.read_misses += len(missing)
+        self.backend_reads += 1
+        done = Event(self.env)
+
+        def filled(_e: Event) -> None:
+            for c in missing:
+                self.ram.insert(c)
+            fire(done, io)
+
+        self.backend.submit(io).callbacks.append(filled)  # the stored blocks, one back-end read
+        return done
+
+    def _write(self, io: IORequest) -> Event:
+        self.writes += 1
+        new_bytes = 0.0
+        cpu_s = 0.0
+        for b in self._blocks(io):
+            self.write_blocks += 1
+            c = self.contents.write(io.volume, b)
+            cpu_s += self.fingerprint_time
+            if c in self.refs:
+                self.refs[c] += 1
+                self.dedupe_hits += 1
+                self.ram.access(c)
+                continue
+            size = self.block / self.content_model.compression_ratio(c)
+            cpu_s += self.compress_time_per_byte * self.block
+            self.refs[c] = 1
+            self.stored[c] = size
+            self.stored_bytes += size
+            self.unique_blocks += 1
+            self.ram.insert(c)
+            new_bytes += size
+        parts = [completion_in(self.env, self.ram_latency, io)]
+        cpu = self._cpu(cpu_s, io)
+        if cpu is not None:
+            parts.append(cpu)
+        if new_bytes > 0 and self.persist:
+            self.bytes_to_backend += new_bytes
+            if self.coalescer is not None:
+                self.coalescer.add(round(new_bytes))
+            else:
+                self.backend_writes += 1
+                out = IORequest(False, max(1, round(new_bytes)), io.address, io.volume, io.cls, io.submitted)
+                self.backend.submit(out)  # written behind the acknowledgement (the data are safe in RAM)
+        return join_all(self.env, parts, io)
+
+    # -- what it achieved -------------------------------------------------------------------------------
+    def memory_bytes(self) -> float:
+        """RAM in use: the compressed contents held (at most ``ram_bytes``) and the index."""
+        per_block = self.block / self.content_model.compression_mean
+        cached = self.pinned_bytes + len(self.ram) * per_block
+        return cached + (len(self.refs) + self._pinned) * self.index_entry_bytes
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        blocks_in = self.write_blocks
+        return {
+            "reads": float(self.reads),
+            "writes": float(self.writes),
+            "read_hit_ratio": 1 - self.read_misses / self.read_blocks if self.read_blocks else 0.0,
+            "dedupe_ratio": blocks_in / self.unique_blocks if self.unique_blocks else 0.0,
+            "stored_gb": self.stored_bytes / 1e9,
+            "memory_gb": self.memory_bytes() / 1e9,
+            "backend_reads": float(self.backend_reads),
+            "backend_writes": float(self.backend_writes),
+            "mb_to_backend_per_s": self.bytes_to_backend / elapsed / 1e6 if elapsed > 0 else 0.0,
+        }

@@ -1,0 +1,177 @@
+"""Data reduction: each mechanism against a hand-computed case (duplicates reach the array once, small
+writes coalesce into one segment write after the delay, compression ratio from content, a
+content-addressed RAM cache shared across volumes, CPU time on the appliance), and the content model's
+promises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from simpy.events import Event
+
+from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
+from storagelab.kernel import ClosedSource, Component, Deterministic, FixedSampler, OpenSource
+from storagelab.kernel.component import completion_in
+from storagelab.kernel.io import IORequest
+from storagelab.simulation import simulate
+from storagelab.workloads.content import UNIQUE_BASE, ContentModel
+
+
+class Recorder(Component):
+    """A back end that completes every IO after 1 ms and remembers (time, read?, size, address)."""
+
+    def on_bind(self) -> None:
+        self.log: list[tuple[float, bool, int, int]] = []
+
+    def submit(self, io: IORequest) -> Event:
+        self.log.append((self.env.now, io.is_read, io.size, io.address))
+        return completion_in(self.env, 1e-3, io)
+
+
+class Volume(Component):
+    """Stamps a volume number on the IOs it passes on (one clone each)."""
+
+    def __init__(self, name: str, target: Component, volume: int) -> None:
+        super().__init__(name)
+        self.target, self.volume = target, volume
+
+    def children(self) -> list[Component]:
+        return [self.target]
+
+    def submit(self, io: IORequest) -> Event:
+        io.volume = self.volume
+        return self.target.submit(io)
+
+
+def _writes(target, per_s, size=4096, span=10**9, name="w"):
+    return OpenSource(name, target, FixedSampler(size=size, read_pct=0, span=span), rate=per_s)
+
+
+def test_a_stream_of_duplicate_blocks_reaches_the_array_once():
+    """Every write brings the same content (one common block, no unique share): one back-end write."""
+    content = ContentModel(unique_share=0.0, common_blocks=1, compression_sigma=0.0)
+    array = Recorder("array")
+    dr = InlineReduction("dedupe", array, content, ram_bytes=1e9)
+    simulate(dr, [_writes(dr, 2000)], duration=1.0, seed=1, progress=False)
+    assert dr.writes > 1500 and dr.unique_blocks == 1 and dr.dedupe_hits == dr.writes - 1
+    assert [(r, s) for _t, r, s, _a in array.log] == [(False, 2048)]  # 4 KiB at the mean ratio 2
+
+
+def test_small_writes_to_one_segment_become_one_write_after_the_coalescing_delay():
+    """One writer, a unique 4 KiB write every 10 ms (plus the 50 us RAM acknowledgement), a 1 MiB segment
+    and a 0.5 s delay: nothing reaches the array before 0.5 s; at 0.5 s exactly one write carries every
+    write of the first 0.5 s."""
+    content = ContentModel(unique_share=1.0, compression_mean=1.0, compression_sigma=0.0)
+    array = Recorder("array")
+    co = WriteCoalescer("coalescer", array, segment_bytes=1 << 20, max_delay=0.5)
+    dr = InlineReduction("dedupe", array, content, ram_bytes=1e9, coalescer=co)
+    src = ClosedSource("w", dr, FixedSampler(size=4096, read_pct=0, span=10**9), workers=1,
+                       think=Deterministic(0.01))  # fmt: skip
+    simulate(dr, [src], duration=0.6, seed=1, progress=False)
+    before = [e for e in array.log if e[0] < 0.5]
+    at = [e for e in array.log if 0.5 <= e[0] < 0.55]
+    assert before == [] and len(at) == 1
+    t, is_read, size, address = at[0]
+    writes_in_window = int(0.5 // (0.01 + 50e-6)) + 1  # issued at 0, 10.05 ms, ... up to 0.5 s
+    assert not is_read and t == pytest.approx(0.5) and address == 0 and size == 4096 * writes_in_window
+
+
+def test_a_full_segment_is_written_at_once_at_the_log_head():
+    content = ContentModel(unique_share=1.0, compression_mean=1.0, compression_sigma=0.0)
+    array = Recorder("array")
+    co = WriteCoalescer("coalescer", array, segment_bytes=64 * 1024, max_delay=10.0)
+    dr = InlineReduction("dedupe", array, content, ram_bytes=1e9, coalescer=co)
+    simulate(dr, [_writes(dr, 1000)], duration=1.0, seed=1, progress=False)
+    sizes = [s for _t, _r, s, _a in array.log]
+    assert sizes and set(sizes) == {64 * 1024} and len(sizes) == dr.writes * 4096 // (64 * 1024)
+    assert [a for *_x, a in array.log] == [i * 64 * 1024 for i in range(len(sizes))]  # sequential
+
+
+def test_compression_ratio_comes_from_the_content():
+    """A fixed ratio of 2 halves the bytes; a lognormal's ratios average to its mean over many contents,
+    and one content always compresses the same."""
+    fixed = ContentModel(compression_mean=2.0, compression_sigma=0.0)
+    assert fixed.compression_ratio(UNIQUE_BASE + 7) == 2.0
+    spread = ContentModel(compression_mean=3.0, compression_sigma=0.4)
+    ratios = np.array([spread.compression_ratio(UNIQUE_BASE + i) for i in range(20000)])
+    assert ratios.mean() == pytest.approx(3.0, rel=0.02) and ratios.min() >= 1.0
+    assert spread.compression_ratio(UNIQUE_BASE + 5) == spread.compression_ratio(UNIQUE_BASE + 5)
+    array = Recorder("array")
+    dr = InlineReduction(
+        "dedupe", array, ContentModel(unique_share=1.0, compression_sigma=0.0), ram_bytes=1e9
+    )
+    simulate(dr, [_writes(dr, 500, size=8192)], duration=1.0, seed=1, progress=False)
+    assert sum(s for _t, _r, s, _a in array.log) == dr.writes * 8192 // 2
+
+
+def test_ram_cache_is_content_addressed_across_volumes():
+    """Two clones read the same 64 base-image blocks: each block is read from the array once, by whichever
+    clone reads it first; the other clone finds it in RAM."""
+    content = ContentModel(image_bytes=64 * 4096, unique_share=0.0)
+    array = Recorder("array")
+    dr = InlineReduction("dedupe", array, content, ram_bytes=1e9)
+    v0, v1 = Volume("clone 0", dr, 0), Volume("clone 1", dr, 1)
+    sources = [
+        ClosedSource(f"reader {i}", v, FixedSampler(size=4096, read_pct=100, span=64 * 4096), workers=1)
+        for i, v in enumerate((v0, v1))
+    ]
+    simulate(v0, sources, duration=1.0, seed=1, progress=False)
+    assert dr.read_blocks > 1000 and len(array.log) == 64 and dr.read_misses == 64
+
+
+def test_diverged_blocks_are_each_clones_own():
+    """With a quarter of each clone's blocks diverged before the run, the array serves every distinct
+    content once: the shared base blocks once, each clone's own blocks once per clone."""
+    content = ContentModel(image_bytes=64 * 4096, unique_share=0.25)
+    state = content.bind(np.random.default_rng(0))
+    distinct = {state.read(v, b) for v in (0, 1) for b in range(64)}
+    own = sum(1 for v in (0, 1) for b in range(64) if state.read(v, b) >= 64)
+    assert 20 < own < 44 and len(distinct) == own + len({state.read(v, b) for v in (0, 1) for b in range(64)} - {
+        state.read(v, b) for v in (0, 1) for b in range(64) if state.read(v, b) >= 64})
+    array = Recorder("array")
+    dr = InlineReduction("dedupe", array, content, ram_bytes=1e9)
+    v0, v1 = Volume("clone 0", dr, 0), Volume("clone 1", dr, 1)
+    sources = [
+        ClosedSource(f"reader {i}", v, FixedSampler(size=4096, read_pct=100, span=64 * 4096), workers=1)
+        for i, v in enumerate((v0, v1))
+    ]
+    simulate(v0, sources, duration=1.0, seed=1, progress=False)
+    assert len(array.log) == len(distinct)
+
+
+def test_ram_holds_only_what_fits():
+    """RAM for 100 compressed blocks and 4,096 base blocks read at random: LRU keeps 100, and about
+    100 / 4,096 of reads hit."""
+    content = ContentModel(image_bytes=4096 * 4096, compression_sigma=0.0, unique_share=0.0)
+    small = InlineReduction("dedupe", Recorder("array"), content, ram_bytes=100 * 2048)
+    src = ClosedSource("r", small, FixedSampler(size=4096, read_pct=100, span=4096 * 4096), workers=4)
+    simulate(small, [src], duration=1.0, seed=1, progress=False)
+    assert len(small.ram) == 100 and small.stats(1.0)["read_hit_ratio"] < 0.05
+
+
+def test_cpu_time_is_charged_on_the_appliance():
+    """One core, 4 KiB unique writes costing fingerprint (10 us) + compression (20 ns/B) each: the core
+    saturates at 1 / 91.92 us writes per second."""
+    content = ContentModel(unique_share=1.0, compression_sigma=0.0)
+    per_write = 10e-6 + 4096 * 20e-9
+    dr = InlineReduction("dedupe", Recorder("array"), content, ram_bytes=1e9, fingerprint_time=10e-6,
+                         compress_time_per_byte=20e-9, cpu=cpu_station("cpu", 1))  # fmt: skip
+    src = ClosedSource("w", dr, FixedSampler(size=4096, read_pct=0, span=10**9), workers=8)
+    res = simulate(dr, [src], duration=1.0, warmup=0.1, seed=1, progress=False)
+    assert res.summary()["iops"][0] == pytest.approx(1 / per_write, rel=0.01)
+
+
+def test_content_model_is_deterministic_per_seed_and_refuses_bad_settings():
+    def run(seed):
+        dr = InlineReduction("dedupe", Recorder("array"), ContentModel(unique_share=0.3), ram_bytes=1e8)
+        simulate(dr, [_writes(dr, 3000, span=10**7)], duration=1.0, seed=seed, progress=False)
+        return dr.unique_blocks, dr.dedupe_hits, dr.stored_bytes
+
+    assert run(3) == run(3) and run(3) != run(4)
+    with pytest.raises(ValueError, match="unique_share"):
+        ContentModel(unique_share=1.5)
+    with pytest.raises(ValueError, match="compression_mean"):
+        ContentModel(compression_mean=0.5)
+    with pytest.raises(ValueError, match="same back end"):
+        InlineReduction("x", Recorder("a"), ContentModel(), ram_bytes=1e6,
+                        coalescer=WriteCoalescer("c", Recorder("b")))  # fmt: skip
