@@ -151,7 +151,7 @@ def scenarios() -> list[Scenario]:
                     STUDY,
                     "vsi-t2-peak",
                     "Tier-2 (EqualLogic) IOPS, Login VSI run",
-                    note="ILIO passes the vendor-claimed ~5 % unique IO; published value is a peak",
+                    note="Tier 2 gets the coalesced unique writes and first reads of diverged blocks; published value is a peak",
                 ),
             ),
             login_vsi,
