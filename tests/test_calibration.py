@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from storagelab import calibration
 from storagelab.calibration import CalibrationResult, Point, Scenario, run_scenarios
+from storagelab.calibration.claims import published_value
 from storagelab.cli import app
 from storagelab.provenance import Param, ParamSet
 from storagelab.studies.vsan import preset as vsan_preset
@@ -366,3 +367,16 @@ def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsa
     written = pl.read_csv(out)
     assert tuple(written.columns) == calibration.COLUMNS
     assert written.height == vsan_result.to_frame().height
+
+
+def test_ilio_fits_are_re_derived_from_the_datasets():
+    """ILIO's CPU time per IO: its 2 vCPUs saturate at the Iometer maximum; the Iometer run's outstanding
+    IOs per worker: Little's law on the same figures over 4 workers."""
+    from storagelab.studies.ilio import claims as ilio_claims
+    from storagelab.studies.ilio import preset as ilio_preset
+
+    iops, lat_ms = published_value("iom-ilio-iops"), published_value("iom-ilio-lat-read")
+    cpu = ilio_preset.equallogic(ilio=True).param("ilio_cpu_per_io")
+    assert cpu.origin == "fit" and cpu.value == pytest.approx(2 / iops * 1e6, abs=0.01)
+    outstanding = ilio_claims.iometer_on_ilio_workload().params["outstanding"]
+    assert outstanding.origin == "fit" and outstanding.value == round(iops * lat_ms / 1e3 / 4) == 4

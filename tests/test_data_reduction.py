@@ -175,3 +175,16 @@ def test_content_model_is_deterministic_per_seed_and_refuses_bad_settings():
     with pytest.raises(ValueError, match="same back end"):
         InlineReduction("x", Recorder("a"), ContentModel(), ram_bytes=1e6,
                         coalescer=WriteCoalescer("c", Recorder("b")))  # fmt: skip
+
+
+def test_an_image_larger_than_the_ram_is_pinned_as_far_as_it_fits():
+    """RAM for 500 compressed blocks and a 1,000-block image: 450 blocks (90 %) are resident from the
+    start and never read from the array; the others are read from it on demand."""
+    content = ContentModel(image_bytes=1000 * 4096, unique_share=0.0, compression_sigma=0.0)
+    array = Recorder("array")
+    dr = InlineReduction("dedupe", array, content, ram_bytes=500 * 2048, image_in_ram=True)
+    src = ClosedSource("r", dr, FixedSampler(size=4096, read_pct=100, span=1000 * 4096), workers=2)
+    simulate(dr, [src], duration=0.5, seed=1, progress=False)
+    assert dr._pinned == 450 and array.log
+    assert all(address // 4096 >= 450 for _t, _r, _s, address in array.log)
+    assert dr.stored_bytes == 1000 * 2048  # the image is stored once whatever the RAM holds

@@ -10,7 +10,8 @@ content-addressed RAM read cache, and write coalescing into large sequential wri
   ``persist`` is set, sent to the back end, through a :class:`WriteCoalescer` when one is given;
 - a **read** (``read_time`` of CPU per block) finds each block's content: content in RAM is served at
   ``ram_latency``; content that is not (evicted, or a base-image block never read since start, unless
-  ``image_in_ram``: the image was loaded before the run) is read from the back end and kept;
+  ``image_in_ram``: the image, or as much of it as fits in 90 % of the RAM, was loaded before the run)
+  is read from the back end and kept;
 - the index costs ``index_entry_bytes`` of memory per stored content, beside the compressed data.
 
 So the IOs and bytes reaching the array, the RAM used and the capacity stored per volume are outcomes of
@@ -163,18 +164,13 @@ class InlineReduction(Component):
         self.stored_bytes = 0.0
         # RAM: an LRU over contents, sized in (average) compressed blocks
         per_block = self.block / self.content_model.compression_mean
-        self.pinned_bytes = 0.0
+        capacity = max(1, int(self.ram_bytes // per_block))
         self._pinned = 0  # base contents below this id are resident (the image loaded before the run)
-        if self.image_in_ram:
-            self.pinned_bytes = self.content_model.image_blocks * per_block
-            if self.pinned_bytes >= self.ram_bytes:
-                raise ValueError(
-                    f"inline reduction {self.name!r}: the image ({self.pinned_bytes / 1e9:.2f} GB compressed) "
-                    f"does not fit in ram_bytes ({self.ram_bytes / 1e9:.2f} GB)"
-                )
-            self._pinned = self.content_model.image_blocks
-            self.stored_bytes = self.pinned_bytes  # stored once, shared by every clone
-        self.ram = cache_policies.LRU(max(1, int((self.ram_bytes - self.pinned_bytes) // per_block)))
+        if self.image_in_ram:  # as much of the image as fits in 90 % of the RAM; the rest is read on demand
+            self._pinned = min(self.content_model.image_blocks, int(0.9 * capacity))
+            self.stored_bytes = self.content_model.image_blocks * per_block  # stored once, shared by clones
+        self.pinned_bytes = self._pinned * per_block
+        self.ram = cache_policies.LRU(max(1, capacity - self._pinned))
         self.reset_stats()
 
     def reset_stats(self) -> None:

@@ -69,37 +69,3 @@ class WarmReadCache(Component):
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return {"reads": float(self.reads), "read_hit_ratio": self.hits / self.reads if self.reads else 0.0}
-
-
-class OffloadTier(Component):
-    """A tier that serves most IOs itself and passes a share to the back end: inline deduplication,
-    compression and write coalescing in memory (Atlantis ILIO), where only unique data reach the array.
-    Each IO, read or write, goes to ``backend`` with probability ``pass_ratio`` (0..1), else to ``tier``."""
-
-    def __init__(self, name: str, tier: Component, backend: Component, pass_ratio: float) -> None:
-        super().__init__(name)
-        if not 0.0 <= pass_ratio <= 1.0:
-            raise ValueError(f"offload tier {name!r}: pass_ratio must be in [0, 1], got {pass_ratio!r}")
-        self.tier, self.backend, self.pass_ratio = tier, backend, float(pass_ratio)
-        self.reset_stats()
-
-    def children(self) -> list[Component]:
-        return [self.tier, self.backend]
-
-    def on_bind(self) -> None:
-        self._u: list[float] = []
-
-    def reset_stats(self) -> None:
-        self.ios = self.passed = 0
-
-    def submit(self, io: IORequest) -> Event:
-        self.ios += 1
-        if not self._u:
-            self._u = self.rng.random(4096).tolist()
-        if self._u.pop() < self.pass_ratio:
-            self.passed += 1
-            return self.backend.submit(io)
-        return self.tier.submit(io)
-
-    def stats(self, elapsed: float) -> dict[str, float]:
-        return {"ios": float(self.ios), "passed_ratio": self.passed / self.ios if self.ios else 0.0}

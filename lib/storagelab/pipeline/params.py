@@ -118,6 +118,7 @@ _NOTEBOOK_PRESETS: dict[str, tuple[str, ...]] = {
     "13-nexgen-bootstorm": ("NexGen N5-150",),
     "14-ilio-vdi": ("EqualLogic PS6100E behind Atlantis ILIO",),
     "15-vplex-replication": ("VPLEX Metro + XtremIO (two sites)", "VPLEX Geo + XtremIO (two sites)"),
+    "16-data-reduction": ("EqualLogic PS6100E behind Atlantis ILIO",),
 }  # fmt: skip
 
 
@@ -180,7 +181,7 @@ class IlioVdiParams(StudyRunParams):
 
     notebook: ClassVar[str] = "14-ilio-vdi"
     desktop_counts: list[int] = Field(
-        default=[75, 250, 500, 750], min_length=1, description="desktops behind ILIO (each 1..2000)"
+        default=[75, 150, 300, 500], min_length=1, description="desktops behind ILIO (each 1..2000)"
     )
 
     @model_validator(mode="after")
@@ -218,6 +219,32 @@ class VplexReplicationParams(StudyRunParams):
         return self
 
 
+class DataReductionParams(StudyRunParams):
+    """Parameters of ``16-data-reduction``: what is swept around the ILIO preset."""
+
+    notebook: ClassVar[str] = "16-data-reduction"
+    unique_shares: list[float] = Field(
+        default=[1.0, 2.5, 5.0, 10.0, 20.0], min_length=1, description="unique share of content swept (each 0..100 %)"
+    )
+    ram_gb: list[float] = Field(
+        default=[4.0, 8.0, 16.0, 170.0], min_length=1, description="ILIO RAM per host swept (each 1..1024 GB)"
+    )
+    desktops: int = Field(default=75, ge=1, le=2000, description="desktops in the array-load runs (75 per host)")
+    capacity_desktops: list[int] = Field(
+        default=[75, 150, 300, 500, 750, 1000], min_length=1, description="desktop counts of the capacity curve"
+    )
+
+    @model_validator(mode="after")
+    def _ranges(self) -> DataReductionParams:
+        bad = [v for v in self.unique_shares if not 0 <= v <= 100] + [v for v in self.ram_gb if not 1 <= v <= 1024]
+        bad += [n for n in self.capacity_desktops if not 1 <= n <= 10000]
+        if bad:
+            raise ValueError(
+                f"unique_shares must be in 0..100, ram_gb in 1..1024, capacity_desktops in 1..10000; got {bad}"
+            )
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
@@ -228,6 +255,7 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "13-nexgen-bootstorm": NexgenBootstormParams,
     "14-ilio-vdi": IlioVdiParams,
     "15-vplex-replication": VplexReplicationParams,
+    "16-data-reduction": DataReductionParams,
 }
 
 

@@ -2,30 +2,39 @@
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
+from storagelab.studies.ilio.claims import tier2_iops
 from storagelab.workloads import applications as apps
+
+#: Desktops per host (each host runs its own ILIO VM): the study ran 75 sessions on one host.
+DESKTOPS_PER_HOST = 75
 
 
 def scale_out(
     desktop_counts: list[int], *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
 ) -> pl.DataFrame:
-    """Login VSI (+ 38 IOPS Iometer) desktops behind ILIO at each count: Tier-1 IOPS, the Tier-2 IOPS that
-    reach the EqualLogic, and the array's mean latency for them, beside the 1,934 IOPS Iometer baseline."""
+    """Login VSI (+ 38 IOPS Iometer) desktops behind ILIO at each count, 75 per host (one ILIO VM each):
+    Tier-1 IOPS, the Tier-2 IOPS that reach the EqualLogic, the drives' utilisation, beside the 1,934 IOPS
+    Iometer baseline."""
     rows = []
     for n in desktop_counts:
         w = apps.combine("Login VSI + Iometer", [
             apps.login_vsi(desktops=n, ramp=False, span=n * 4 * 10**9),
             apps.ilio_extra_writes(desktops=n, span=n * 32 * 10**9),
         ])  # fmt: skip
-        res = preset.equallogic(ilio=True, **(overrides or {})).run(w, seed=seed, warmup=2.0, duration=8.0 if quick else 60.0)
+        hosts = math.ceil(n / DESKTOPS_PER_HOST)
+        res = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})}).run(
+            w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0
+        )
         c = res.components()
-        st = {(a, b): v for a, b, v in c.select("component", "statistic", "value").iter_rows()}
-        tier2 = st[("Atlantis ILIO", "ios")] * st[("Atlantis ILIO", "passed_ratio")] / res.measured
+        tier2 = tier2_iops(res)
         rows.append({
-            "desktops": n, "tier1_iops": float(res.summary()["iops"].sum()), "tier2_iops": tier2,
+            "desktops": n, "hosts": hosts, "tier1_iops": float(res.summary()["iops"].sum()), "tier2_iops": tier2,
             "drive_utilisation": float(c.filter(pl.col("component").str.starts_with("NL-SAS")
                                                 & (pl.col("statistic") == "utilisation"))["value"].mean()),
             "baseline_iops": published_value("iom-eql-iops"),
@@ -44,3 +53,60 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
 
     return corners.four_corners(lambda: preset.equallogic(**(overrides or {})), span=CORNER_SPAN, seed=seed,
                                 **corners.run_times(quick))  # fmt: skip
+
+
+def _vsi(desktops: int, extra_writes: bool) -> apps.ApplicationWorkload:
+    parts = [apps.login_vsi(desktops=desktops, ramp=False, span=desktops * 4 * 10**9)]
+    if extra_writes:
+        parts.append(apps.ilio_extra_writes(desktops=desktops, span=desktops * 32 * 10**9))
+    return apps.combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
+
+
+def reduction_sweep(
+    *,
+    unique_shares: list[float],
+    ram_gb: list[float],
+    desktops: int = 75,
+    quick: bool = True,
+    seed: int = 1,
+    overrides: dict[str, object] | None = None,
+) -> pl.DataFrame:
+    """What reaches the EqualLogic from ``desktops`` Login VSI desktops behind ILIO (75 per host) as one
+    thing changes at a time from the preset: the unique share of the desktops' content (%), the RAM of
+    each ILIO VM (GB), and the write mix (with and without the 38 extra Iometer write IOPS per desktop).
+    One row per run: what was changed and to what, Tier-1 and Tier-2 IOPS, Tier-2 MB/s, the IOPS
+    reduction (%), the drives' utilisation and the RAM ILIO used per host (GB)."""
+    hosts = math.ceil(desktops / DESKTOPS_PER_HOST)
+    runs = [("unique share (%)", "ilio_unique_share", v, True) for v in unique_shares]
+    runs += [("ILIO RAM per host (GB)", "ilio_ram", v, True) for v in ram_gb]
+    runs += [("extra Iometer writes (0: off, 1: on)", None, v, bool(v)) for v in (1.0, 0.0)]
+    rows = []
+    for axis, key, value, extra in runs:
+        o = {"ilio_hosts": hosts, **(overrides or {})}
+        if key is not None:
+            o[key] = (value, "GB") if key == "ilio_ram" else value
+        topo = preset.equallogic(ilio=True, **o)
+        res = topo.run(_vsi(desktops, extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
+        c = res.components()
+        t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res)
+        link = c.filter((pl.col("component") == "1 GbE") & (pl.col("statistic") == "mb_per_s"))["value"][0]
+        drives = c.filter(pl.col("component").str.starts_with("NL-SAS") & (pl.col("statistic") == "utilisation"))
+        memory = c.filter(pl.col("component").str.starts_with("Atlantis ILIO") & (pl.col("statistic") == "memory_gb"))
+        rows.append({
+            "axis": axis, "value": float(value), "desktops": desktops, "tier1_iops": t1, "tier2_iops": t2,
+            "tier2_mb_s": float(link), "reduction_pct": 100 * (1 - t2 / t1),
+            "drive_utilisation": float(drives["value"].mean()), "ram_used_gb": float(memory["value"].mean()),
+        })  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def capacity_per_desktop(unique_shares: list[float], desktop_counts: list[int], **overrides: object) -> pl.DataFrame:
+    """Array capacity per desktop (GB) from the content model's arithmetic, not a simulation: the shared
+    image stored once, compressed, plus each desktop's diverged blocks, compressed:
+    image / ratio x (1 / desktops + unique share)."""
+    p = preset.equallogic(ilio=True, **overrides).params
+    image_gb, ratio = p["ilio_image"].si / 1e9, p["ilio_compression"].value
+    return pl.DataFrame(
+        [{"unique_share_pct": s, "desktops": n, "capacity_per_desktop_gb": image_gb / ratio * (1 / n + s / 100)}
+         for s in unique_shares for n in desktop_counts]
+    )  # fmt: skip

@@ -1,7 +1,9 @@
 """Dell EqualLogic PS6100E as the ILIO study used it: 24 x 7.2K NL-SAS drives in RAID-10 behind one
 active controller with a write-back cache, reached over 1 GbE iSCSI; optionally behind Atlantis ILIO
-(in-memory deduplication, compression and write coalescing on the desktop host), which serves most IOs
-from RAM and passes the unique share to the array.
+on the desktop host: inline deduplication and compression in the ILIO VM's RAM, where the desktops'
+shared image lives, and write coalescing of the unique data that Fast Replication sends to the array
+(:mod:`storagelab.components.data_reduction`). The IOs that reach the array follow from the content
+(the unique share of written blocks), the RAM and the coalescing, not from a fixed share.
 
 An IO crosses the 1 GbE link (FIFO at the payload rate), the controller (per-IO processing), its cache
 (reads hit with the fitted ratio; writes acknowledged and destaged continuously, steady state as in the
@@ -12,11 +14,14 @@ from __future__ import annotations
 
 from storagelab import raid
 from storagelab.components.cache import WriteBackBuffer
+from storagelab.components.cluster import ReplicatedCluster
+from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
 from storagelab.components.raid_set import RaidSet
-from storagelab.components.tiering import OffloadTier, WarmReadCache
+from storagelab.components.tiering import WarmReadCache
 from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
+from storagelab.workloads.content import ContentModel
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
@@ -52,17 +57,41 @@ def params(ilio: bool = False) -> dict[str, Param]:
         "iscsi_latency": Param(0.1, "ms", "assumption", "iSCSI initiator + switch round trip; not stated"),
     }  # fmt: skip
     if ilio:
-        p["ilio_unique_share"] = Param(
-            5, "%", "document",
-            f"{_DOC}, 3.2.1 Fast Replication: only 'unique' data, 'approximately 5%' of IO, reaches shared "
-            "storage (vendor claim)",
-        )  # fmt: skip
-        p["ilio_ram_latency"] = Param(
-            0.4, "ms", "document",
-            f"{_DOC}, 7.1.3: Iometer on ILIO, 0.42 ms average response (served from RAM, including the "
-            "hypervisor path)",
-        )  # fmt: skip
+        p |= ilio_params()
     return p
+
+
+#: ILIO's CPU time per 4 KiB IO, fitted: its two vCPUs saturate at the Iometer test's 36,676.27 IOPS.
+ILIO_CPU_FITTED_ON = ("iom-ilio-iops",)
+
+
+def ilio_params() -> dict[str, Param]:
+    """Atlantis ILIO's parameters, each with its origin."""
+    return {
+        "ilio_unique_share": Param(5, "%", "document", f"{_DOC}, Fast Replication: 'generally only about 5% of the "
+                                   "IO for a given desktop image is unique' (vendor claim), taken as the share of "
+                                   "written blocks whose content is new"),
+        "ilio_hosts": Param(1, "count", "document", f"{_DOC}: the tests ran 'up to 75 sessions on a single host' "
+                            "(one ILIO VM per host; 500 desktops are planned on 7 hosts)"),
+        "ilio_vcpus": Param(2, "count", "document", f"{_DOC}: 'Atlantis ILIO vCPU Configuration 2 vCPUs'"),
+        "ilio_ram": Param(170, "GB", "document", f"{_DOC}: 'Server RAM reserved per Atlantis ILIO Session Host "
+                          "Virtual Machine 170 GB'"),
+        "ilio_cpu_per_io": Param(round(2 / 36676.27 * 1e6, 2), "us", "fit", "ILIO CPU time per 4 KiB IO, read or "
+                                 "write (fingerprint, compression or lookup): 2 vCPUs / 36,676.27 IOPS, the Iometer "
+                                 "maximum on ILIO (7.1.3), taken as CPU-bound", fitted_on=ILIO_CPU_FITTED_ON,
+                                 capacity="time"),
+        "ilio_ram_latency": Param(50, "us", "assumption", "memory access and the hypervisor's NFS path per IO, "
+                                  "besides the CPU time; not stated (the 0.42 ms Iometer response includes queueing "
+                                  "for the CPUs)"),
+        "ilio_image": Param(16.2, "GB", "document", f"{_DOC}: 'Thin: 500 * 16.2GB' used per desktop, taken as the "
+                            "image every desktop clone shares"),
+        "ilio_compression": Param(2.0, "ratio", "assumption", "mean compression ratio of desktop blocks ('wire-speed "
+                                  "compression'; no ratio stated)", low=1.0, high=20.0),
+        "ilio_segment": Param(64, "KiB", "assumption", "Fast Replication writes unique data to the array "
+                              "coalesced into 64 KiB writes (the EqualLogic stripe element); not stated"),
+        "ilio_coalesce_delay": Param(100, "ms", "assumption", "longest a unique block waits to be coalesced; "
+                                     "not stated"),
+    }  # fmt: skip
 
 
 def equallogic(ilio: bool = False, **overrides: object) -> Topology:
@@ -92,6 +121,25 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     )
     volume = array
     if ilio:
-        ram = Delay("ILIO RAM", p["ilio_ram_latency"].si)
-        volume = OffloadTier("Atlantis ILIO", ram, array, p["ilio_unique_share"].value / 100)
+        content = ContentModel(
+            image_bytes=int(p["ilio_image"].si), unique_share=p["ilio_unique_share"].value / 100,
+            compression_mean=p["ilio_compression"].value,
+        )  # fmt: skip
+        per_block = p["ilio_cpu_per_io"].si
+        hosts = int(p["ilio_hosts"].value)
+        instances = []
+        for h in range(1, hosts + 1):
+            coalescer = WriteCoalescer(
+                f"ILIO write coalescing {h}", array, segment_bytes=int(p["ilio_segment"].si),
+                max_delay=p["ilio_coalesce_delay"].si,
+            )  # fmt: skip
+            instances.append(InlineReduction(
+                f"Atlantis ILIO {h}", array, content, ram_bytes=p["ilio_ram"].si, ram_latency=p["ilio_ram_latency"].si,
+                fingerprint_time=per_block, compress_time_per_byte=0.0, read_time=per_block, coalescer=coalescer,
+                cpu=cpu_station(f"ILIO vCPUs {h}", int(p["ilio_vcpus"].value)), image_in_ram=True,
+            ))  # fmt: skip
+        # desktops spread over the hosts (by 1 GiB region of the address space: the workloads give each
+        # desktop its own range), each host's ILIO VM with its own RAM, CPUs and index
+        volume = instances[0] if hosts == 1 else ReplicatedCluster("desktop hosts", instances, replicas=1,
+                                                                   placement_bytes=1 << 30)  # fmt: skip
     return Topology(name, {"vdi": volume}, p)
