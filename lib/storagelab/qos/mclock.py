@@ -1,0 +1,188 @@
+"""mClock (Gulati, Merchant and Varman, OSDI 2010): per-tenant reservation, limit and weight, as a
+station's queue discipline.
+
+Each tenant (an IO's ``cls``) has a reservation ``r`` (cost units per second it is guaranteed), a limit
+``l`` (cost units per second it may not exceed) and a weight ``w`` (its share of what is left). A request
+of cost ``c`` arriving at time ``t`` gets three tags from its tenant's previous request:
+
+- reservation tag ``R = max(R_prev + c / r, t)``, limit tag ``L = max(L_prev + c / l, t)`` and
+  proportional tag ``P = max(P_prev + c / w, t)``;
+- a tenant that was idle starts again from ``t`` (the ``max``), and its proportional tag is then aligned
+  with the others: all proportional tags are shifted so that the smallest waiting one equals ``t``, so a
+  returning tenant cannot claim service for the time it was idle (the paper's idle-tenant adjustment).
+
+When a server frees up, the **constraint-based phase** serves the waiting head with the smallest
+reservation tag, if that tag is due (``R <= now``). Otherwise the **weight-based phase** serves, among the
+heads within their limit (``L <= now``), the one with the smallest proportional tag, and credits that
+service against its reservation: the reservation tags of that tenant's waiting requests move back by
+``c / r``, so weight-phase service counts toward the reservation and a tenant gets max(reservation,
+weight share), not their sum. With ``at_limit="wait"`` (mClock's hard limit) nothing is served when
+every head is over its limit and no reservation is due: the station idles until
+:meth:`MClock.next_eligible`, the exact time the first head becomes eligible. With ``at_limit="allow"``
+(work-conserving, as Ceph's ``osd_mclock`` option) the smallest proportional tag is served anyway.
+
+``cost(io)`` gives a request's cost: 1 per IO by default (IOPS), or e.g. ``lambda io: io.size / 4096``.
+``bypass``: IO classes served ahead of every tag, in arrival order, as a high-priority queue that does not
+go through the scheduler (background work such as recovery, in schedulers that let it bypass): the
+scheduler's promises then hold only for what is left.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from storagelab.kernel.disciplines import Discipline, Job
+from storagelab.kernel.io import IORequest
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class ClientQoS:
+    """A tenant's settings, in cost units per second (IOPS with the default cost): ``reservation``
+    (0: none), ``limit`` (``inf``: none) and ``weight`` (> 0)."""
+
+    reservation: float = 0.0
+    limit: float = INF
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.reservation < 0 or not self.limit > 0 or not self.weight > 0:
+            raise ValueError(f"QoS settings need reservation >= 0, limit > 0 and weight > 0, got {self}")
+        if self.reservation > self.limit:
+            raise ValueError(f"QoS settings: reservation {self.reservation} exceeds limit {self.limit}")
+
+
+class _Tenant:
+    __slots__ = ("last_l", "last_p", "last_r", "qos", "queue")
+
+    def __init__(self, qos: ClientQoS) -> None:
+        self.qos = qos
+        self.queue: deque[list] = deque()  # [R, L, P, cost, job]
+        self.last_r = self.last_l = self.last_p = -INF
+
+
+class MClock(Discipline):
+    """mClock over the tenants in ``clients`` (IO class -> :class:`ClientQoS`); an IO of a class not
+    listed gets ``default``. ``at_limit``: ``"wait"`` or ``"allow"``. ``record``: keep the dispatch log
+    (time, class, cost, phase) for analysis and tests. ``bypass``: classes served ahead of the scheduler."""
+
+    def __init__(
+        self,
+        clients: Mapping[str, ClientQoS],
+        *,
+        default: ClientQoS | None = None,
+        at_limit: str = "wait",
+        cost: Callable[[IORequest], float] | None = None,
+        record: bool = False,
+        bypass: tuple[str, ...] = (),
+    ) -> None:
+        if at_limit not in ("wait", "allow"):
+            raise ValueError(f"mClock: at_limit must be 'wait' or 'allow', got {at_limit!r}")
+        self.settings = dict(clients)
+        self.default = default or ClientQoS()
+        self.at_limit, self.record = at_limit, record
+        self.cost = cost or (lambda io: 1.0)
+        self.bypass = frozenset(bypass)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.tenants: dict[str, _Tenant] = {}
+        self._bypassing: deque[Job] = deque()
+        self._waiting = 0
+        self.log: list[tuple[float, str, float, str]] = []
+
+    def bind(self, station) -> None:
+        super().bind(station)
+        self._reset()
+
+    def _tenant(self, cls: str) -> _Tenant:
+        t = self.tenants.get(cls)
+        if t is None:
+            t = self.tenants[cls] = _Tenant(self.settings.get(cls, self.default))
+        return t
+
+    # -- tags ------------------------------------------------------------------------------------------
+    def push(self, job: Job, now: float) -> None:
+        io = job[0]
+        if io.cls in self.bypass:
+            self._bypassing.append(job)
+            self._waiting += 1
+            return
+        t = self._tenant(io.cls)
+        q = t.qos
+        c = float(self.cost(io))
+        was_idle = not t.queue
+        r = max(t.last_r + c / q.reservation, now) if q.reservation > 0 else INF
+        lim = max(t.last_l + c / q.limit, now) if q.limit < INF else -INF
+        p = max(t.last_p + c / q.weight, now)
+        if was_idle:
+            p = self._align(t, p, now)
+        t.last_r, t.last_l, t.last_p = (r if r < INF else t.last_r), lim, p
+        t.queue.append([r, lim, p, c, job])
+        self._waiting += 1
+
+    def _align(self, tenant: _Tenant, p: float, now: float) -> float:
+        """A tenant back from idle: shift every waiting proportional tag so the smallest is ``now``, and
+        start the returning tenant there too, so it cannot claim the share it did not use while idle."""
+        heads = [t.queue[0][2] for t in self.tenants.values() if t.queue and t is not tenant]
+        if heads:
+            shift = min(heads) - now
+            if shift > 0:
+                for t in self.tenants.values():
+                    for entry in t.queue:
+                        entry[2] -= shift
+                    if t.queue:
+                        t.last_p = t.queue[-1][2]
+        return max(p, now)
+
+    # -- scheduling ------------------------------------------------------------------------------------
+    def pop(self, now: float) -> Job | None:
+        if not self._waiting:
+            return None
+        if self._bypassing:
+            self._waiting -= 1
+            job = self._bypassing.popleft()
+            if self.record:
+                self.log.append((now, job[0].cls, float(self.cost(job[0])), "bypass"))
+            return job
+        best, phase = None, ""
+        # constraint-based phase: the smallest due reservation tag
+        for t in self.tenants.values():
+            if t.queue and t.queue[0][0] <= now and (best is None or t.queue[0][0] < best.queue[0][0]):
+                best = t
+        if best is not None:
+            phase = "reservation"
+        else:
+            for t in self.tenants.values():
+                if t.queue and t.queue[0][1] <= now and (best is None or t.queue[0][2] < best.queue[0][2]):
+                    best = t
+            if best is not None:
+                phase = "weight"
+            elif self.at_limit == "allow":
+                for t in self.tenants.values():
+                    if t.queue and (best is None or t.queue[0][2] < best.queue[0][2]):
+                        best = t
+                phase = "over limit"
+        if best is None:
+            return None
+        _r, _l, _p, c, job = best.queue.popleft()
+        self._waiting -= 1
+        if phase != "reservation" and best.qos.reservation > 0:
+            credit = c / best.qos.reservation  # weight-phase service counts toward the reservation
+            for entry in best.queue:
+                entry[0] -= credit
+            best.last_r -= credit
+        if self.record:
+            self.log.append((now, job[0].cls, c, phase))
+        return job
+
+    def next_eligible(self, now: float) -> float | None:
+        """The earliest time a waiting head's reservation falls due or its limit allows it (``wait``)."""
+        times = [min(t.queue[0][0], t.queue[0][1]) for t in self.tenants.values() if t.queue]
+        return min(times) if times else None
+
+    def __len__(self) -> int:
+        return self._waiting
