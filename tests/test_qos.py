@@ -175,3 +175,59 @@ def test_bad_settings_are_refused():
         ClientQoS(reservation=200, limit=100)
     with pytest.raises(ValueError, match="at_limit"):
         MClock({}, at_limit="sometimes")
+
+
+# -- token bucket --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_token_bucket_bounds_every_window_by_rate_times_t_plus_burst(seed):
+    """A VM limited to 200 IOPS with a burst of 20, beside an unlimited VM, on a 1,000 IOPS station: in
+    any window the limited VM gets at most 200 T + 20 IOs; over the run it gets 200 IOPS; it starts with
+    its burst; the other VM takes the rest."""
+    from storagelab.qos import Bucket, TokenBucket
+
+    disc = TokenBucket({"limited": Bucket(rate=200, burst=20)}, record=True)
+    disk = Station("disk", Exponential(SERVICE_S), servers=1, discipline=disc)
+    srcs = [
+        ClosedSource(n, disk, FixedSampler(size=4096, span=10**9), workers=32, cls=n)
+        for n in ("limited", "free")
+    ]
+    res = simulate(disk, srcs, duration=3.0, seed=seed, progress=False)
+    times = np.array([t for t, c, _ in disc.log if c == "limited"])
+    for window in (0.005, 0.05, 0.5):
+        assert _max_in_windows(times, window, 0.0, 3.0) <= 200 * window + 20
+    assert len(times) / 3.0 == pytest.approx(200 + 20 / 3.0, rel=0.02)
+    assert len(times[times < 0.02]) >= 20  # the burst goes at once
+    free = res.summary().filter(res.summary()["class"] == "free")["iops"][0]
+    assert free > 700
+
+
+def test_token_bucket_alone_waits_exactly_for_its_tokens():
+    """Alone, with one token of burst and 100 IOPS, IOs leave exactly 10 ms apart: the station idles
+    until the named next-eligible time, no sooner and no later."""
+    from storagelab.qos import Bucket, TokenBucket
+
+    disc = TokenBucket({"vm": Bucket(rate=100, burst=1)}, record=True)
+    disk = Station("disk", Deterministic(SERVICE_S), servers=1, discipline=disc)
+    src = ClosedSource("vm", disk, FixedSampler(size=4096, span=10**9), workers=4, cls="vm")
+    simulate(disk, [src], duration=1.0, seed=1, progress=False)
+    gaps = np.diff([t for t, _c, _ in disc.log][2:])
+    assert np.allclose(gaps, 0.01, atol=1e-9)
+
+
+def test_token_bucket_by_bytes_and_bad_settings():
+    from storagelab.qos import Bucket, TokenBucket
+
+    disc = TokenBucket({"vm": Bucket(rate=1e6, burst=65536)}, cost=lambda io: io.size, record=True)
+    disk = Station("disk", Deterministic(SERVICE_S), servers=1, discipline=disc)
+    src = ClosedSource("vm", disk, FixedSampler(size=65536, span=10**9), workers=4, cls="vm")
+    res = simulate(disk, [src], duration=2.0, warmup=0.5, seed=1, progress=False)
+    assert res.summary()["mb_per_s"][0] == pytest.approx(1.0, rel=0.05)  # 1 MB/s
+    with pytest.raises(ValueError, match="rate > 0"):
+        Bucket(rate=0)
+    tiny = TokenBucket({"vm": Bucket(rate=1e6, burst=1000)}, cost=lambda io: io.size)
+    disk2 = Station("disk", Deterministic(SERVICE_S), servers=1, discipline=tiny)
+    src2 = ClosedSource("vm", disk2, FixedSampler(size=65536, span=10**9), workers=2, cls="vm")
+    with pytest.raises(ValueError, match="never fit a burst"):
+        simulate(disk2, [src2], duration=0.1, seed=1, progress=False)

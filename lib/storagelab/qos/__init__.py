@@ -3,8 +3,11 @@
 
 - :class:`~storagelab.qos.mclock.MClock`: reservation, limit and weight per tenant (Gulati, Merchant and
   Varman, "mClock: Handling Throughput Variability for Hypervisor IO Scheduling", OSDI 2010).
+- :class:`~storagelab.qos.token_bucket.TokenBucket`: a per-tenant IOPS or bandwidth limit with a burst, as
+  hypervisors offer per VM.
 """
 
 from storagelab.qos.mclock import ClientQoS, MClock
+from storagelab.qos.token_bucket import Bucket, TokenBucket
 
-__all__ = ["ClientQoS", "MClock"]
+__all__ = ["Bucket", "ClientQoS", "MClock", "TokenBucket"]
