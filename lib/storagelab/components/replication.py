@@ -175,9 +175,9 @@ class _SiteFrontEnd(Component):
 
 class ReplicatedVolume(Component):
     """The state every replication mode shares: two sites, the link, region versions, failures, the
-    lag sampler. Subclasses say how a write is replicated (:meth:`_write`) and what they buffer."""
-
-    MODES = ("replicating", "detecting", "isolated", "resyncing")
+    lag sampler. Subclasses say how a write is replicated (:meth:`_write`) and what they buffer. ``mode``
+    is ``replicating``, ``detecting`` (the peer is gone, not yet decided), ``isolated`` (one site continues
+    alone) or ``resyncing`` (dirty regions are being copied back)."""
 
     def __init__(
         self,

@@ -209,6 +209,22 @@ def vplex_local(engines: int = 2, bricks: int = 1, **overrides: object) -> Topol
     return Topology(name, {"lun": Path("lun", [fe, director, cache])}, p)
 
 
+def _two_clusters(p: ParamSet, write_back: bool) -> tuple[list[Site], list[tuple[Link, Station]]]:
+    """Clusters A and B, each with its front end, directors and its own XtremIO: the sites of a
+    replication (local back end: the array then a director pass; writes from the peer: a director pass,
+    the array, and with write-through a second pass before the acknowledgement crosses back) and the
+    front ends the hosts reach. ``write_back`` (Geo): a write is acknowledged by a director pass."""
+    sites, fronts = [], []
+    for site in ("A", "B"):
+        fe, director = _vplex_cluster(p, f"{site}: ")
+        array = xtremio_array(p, f"{site}: XtremIO", prefix=f"{site}: ")
+        local = Path(f"{site}: back end", [array, director])
+        from_peer = Path(f"{site}: writes from the peer", [director, array] if write_back else [director, array, director])
+        sites.append(Site(site, local, apply=from_peer, cache=director if write_back else None))
+        fronts.append((fe, director))
+    return sites, fronts
+
+
 def vplex_metro(
     engines: int = 2, bricks: int = 1, *, failures: Sequence[Failure] = (), witness: bool = False,
     **overrides: object,
@@ -221,14 +237,7 @@ def vplex_metro(
     name = f"VPLEX Metro ({engines} engine(s) per cluster) + XtremIO ({bricks} X-Brick(s)) x 2"
     p = _vplex_paramset(name, engines, bricks, "metro", overrides)
     wan = WanLink("inter-cluster WAN", p["wan_bandwidth"].si, p["wan_rtt"].si)
-    sites, fronts = [], []
-    for site in ("A", "B"):
-        fe, director = _vplex_cluster(p, f"{site}: ")
-        array = xtremio_array(p, f"{site}: XtremIO", prefix=f"{site}: ")
-        local = Path(f"{site}: back end", [array, director])
-        from_peer = Path(f"{site}: writes from the peer", [director, array, director])
-        sites.append(Site(site, local, apply=from_peer))
-        fronts.append((fe, director))
+    sites, fronts = _two_clusters(p, write_back=False)
     mirror = SyncMirror(
         "distributed device", sites, wan, failures=failures, witness=witness, detection_time=p["detection_time"].si,
         region_bytes=int(p["cache_page"].si),
@@ -253,14 +262,7 @@ def vplex_geo(
     name = f"VPLEX Geo ({engines} engine(s) per cluster) + XtremIO ({bricks} X-Brick(s)) x 2"
     p = _vplex_paramset(name, engines, bricks, "geo", overrides)
     wan = WanLink("inter-cluster WAN", p["wan_bandwidth"].si, p["wan_rtt"].si)
-    sites, fronts = [], []
-    for site in ("A", "B"):
-        fe, director = _vplex_cluster(p, f"{site}: ")
-        array = xtremio_array(p, f"{site}: XtremIO", prefix=f"{site}: ")
-        local = Path(f"{site}: back end", [array, director])
-        from_peer = Path(f"{site}: writes from the peer", [director, array])
-        sites.append(Site(site, local, apply=from_peer, cache=director))
-        fronts.append((fe, director))
+    sites, fronts = _two_clusters(p, write_back=True)
     cache_bytes = p["cache_per_engine"].si * int(p["engines"].value)
     replica = AsyncReplica(
         "asynchronous consistency group", sites, wan, buffer_bytes=cache_bytes * p["delta_buffer"].value / 100,
