@@ -11,9 +11,12 @@ module implements that contract with one tag per request, a deadline that combin
   time its minimum rate owes it service (the minimum IOPS or the minimum bandwidth, whichever asks for
   more) and the time its latency target runs out. A volume that was idle starts again from
   ``t + max_latency`` (the ``max``): it cannot claim service for the time it was idle.
-- **due phase**: a server that frees up serves, among the waiting heads whose tag is due (``D <= now``),
-  the one with the smallest tag: the volume furthest below its targets;
-- **ahead phase** (nothing due; the station is work-conserving): the smallest tag again, and the served
+- **contention** (some waiting head's tag is due, ``D <= now``: a volume is below a target): a server
+  that frees up serves the most critical service level that has a request waiting (``priority`` 1
+  before 2 before 3: "each QoS policy has a corresponding service level that governs how it is
+  prioritized when the system is under contention", as Pivot3, which acquired NexGen, describes it),
+  and within the level the smallest tag: the volume furthest below its targets;
+- **ahead** (nothing due; the station is work-conserving): the smallest tag of any level, and the served
   volume's waiting tags move back by what the request cost it (``1 / min_iops`` or ``size /
   min_bandwidth``, but never before their own latency deadlines), as mClock credits weight-phase
   service, so a volume that used spare capacity is not pushed behind the others later (Virtual Clock's
@@ -30,9 +33,10 @@ What that gives (``tests/test_service_levels.py`` checks each over sliding windo
 3. **oversubscribed minimums** (the sum exceeds the capacity; every volume backlogged): no minimum can
    hold, every volume is served below it, its rate tags fall behind the clock and its latency deadlines
    decide: all volumes end up late by the same amount past their targets (earliest deadline first
-   minimises the largest lateness), so a volume with ``N`` outstanding gets ``N / (max_latency +
-   lateness)`` IO/s. That is how a policy table sized for a bigger array degrades (the NexGen table's
-   minimums sum to 247,500 IOPS);
+   minimises the largest lateness) within a service level, so a volume with ``N`` outstanding gets ``N /
+   (max_latency + lateness)`` IO/s; across levels, the more critical level is served first and a less
+   critical one gets what is left, possibly nothing. That is how a policy table sized for a bigger array
+   degrades (the NexGen table's minimums sum to 247,500 IOPS);
 4. **no hoarding**: a volume back from idle gets no catch-up for the idle time;
 5. **determinism**.
 
@@ -55,13 +59,15 @@ INF = float("inf")
 @dataclass(frozen=True)
 class ServiceLevel:
     """A volume's QoS policy: ``min_iops`` (IO/s), ``min_bandwidth`` (bytes/s) and ``max_latency`` (s),
-    with the policy's name and service level (e.g. ``"Policy 1"``, ``"Mission-critical"``)."""
+    with the policy's name and service level (e.g. ``"Policy 1"``, ``"Mission-critical"``) and the
+    level's ``priority`` under contention (1 is served first)."""
 
     min_iops: float
     min_bandwidth: float
     max_latency: float
     name: str = ""
     level: str = ""
+    priority: int = 1
 
     def __post_init__(self) -> None:
         if not (self.min_iops > 0 and self.min_bandwidth > 0 and self.max_latency > 0):
@@ -137,9 +143,11 @@ class ServiceLevels(Discipline):
     def pop(self, now: float) -> Job | None:
         if not self._waiting:
             return None
-        best = min(
-            (v for v in self.volumes.values() if v.queue), key=lambda v: (v.queue[0][0], v.queue[0][2])
-        )
+        heads = [v for v in self.volumes.values() if v.queue]
+        if any(v.queue[0][0] <= now for v in heads):  # contention: the most critical level first
+            best = min(heads, key=lambda v: (v.level.priority, v.queue[0][0], v.queue[0][2]))
+        else:
+            best = min(heads, key=lambda v: (v.queue[0][0], v.queue[0][2]))
         tag, c, _s, job, _deadline = best.queue.popleft()
         self._waiting -= 1
         phase = "due" if tag <= now else "ahead"

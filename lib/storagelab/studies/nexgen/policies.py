@@ -17,6 +17,10 @@ LUN_POLICY = {
 }
 
 
+#: Service levels in the order the array serves them under contention.
+LEVELS = ("Mission-critical", "Business-critical", "Non-critical")
+
+
 def policy_table() -> dict[str, ServiceLevel]:
     """``"Policy 1"`` .. ``"Policy 5"`` -> :class:`ServiceLevel` (IO/s, bytes/s, s) from the dataset rows
     ``qos-p<n>-iops``, ``qos-p<n>-bw`` and ``qos-p<n>-lat``."""
@@ -32,7 +36,7 @@ def policy_table() -> dict[str, ServiceLevel]:
         level = iops["configuration"].split(" ", 2)[2]  # "Policy 1 Mission-critical" -> "Mission-critical"
         table[f"Policy {n}"] = ServiceLevel(
             min_iops=iops["si_value"], min_bandwidth=bw["si_value"], max_latency=lat["si_value"],
-            name=f"Policy {n}", level=level,
+            name=f"Policy {n}", level=level, priority=LEVELS.index(level) + 1,
         )  # fmt: skip
     return table
 
