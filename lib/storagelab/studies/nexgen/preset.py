@@ -11,6 +11,10 @@ kept in step, so a write lands on both cards (the test writes about 100 GB over 
 than the flash holds, so destaging is left out); a read is served by the processor's card for the LUN's
 flash share and by the drives otherwise. The VDI master image and linked clones are hot (flash); the
 OLTP and Exchange databases are read from the drives.
+
+OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
+work per page), and with ``host_cache=1`` (scenario 2) each VM's database disk is cached by ioTurbine on
+the host's ioDrive2 (:mod:`storagelab.host_cache`), warm.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from storagelab import raid
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
-from storagelab.kernel import Link, Mirror, Path, Station
+from storagelab.host_cache import guest_caches, host_cache_params
+from storagelab.kernel import Deterministic, Link, Mirror, Path, Station
 from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.qos import ServiceLevels
@@ -36,6 +41,12 @@ _SFD3 = ("virtualtothecore.com, '#SFD3: An analysis of NexGen Storage': 'The mod
 #: The study's LUNs (Figure 9) as the model's volumes: DVD-SQL, Exchange and the four VDI LUNs.
 VOLUMES = tuple(LUN_POLICY)
 VDI_LUNS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
+#: SQL Server CPU per page IO (us), fitted by arithmetic on scenario 2's OPM (the midpoint of 35,000-40,000):
+#: with the host cache warm the 16 vCPUs bound the order rate, 16 / (15 IOs x c) orders/s = 37,500 / 60.
+#: ``tests/test_service_levels.py`` re-derives it and checks that the simulated OPM is that bound.
+SQL_CPU_PER_IO_US = 16 * 60 / (15 * 37_500) * 1e6
+#: The SQL Server VMs whose database disks ioTurbine caches (Figure 53: SQL01-04).
+SQL_VMS = 4
 
 
 def params() -> dict[str, Param]:
@@ -67,6 +78,17 @@ def params() -> dict[str, Param]:
         "db_flash_share": Param(0.0, "ratio", "fit", "share of OLTP and Exchange reads served from flash: fitted "
                                 "on the ~6,500 OPM (s1-opm), which has no solution inside [0, 1] (even at 0 the "
                                 "model gives more OPM), so it sits at the bound 0", fitted_on=("s1-opm",)),
+        "sql_vcpus": Param(16, "count", "document", f"{_DOC}, Figure 53: 'SQL01-04 4 ... 4' (four VMs of 4 vCPUs)"),
+        "sql_cpu_per_io": Param(SQL_CPU_PER_IO_US, "us", "fit", "SQL Server CPU per database page IO (one vCPU "
+                                "busy that long): fitted on scenario 2's 35,000-40,000 OPM (s2-opm-lo/hi; the "
+                                "midpoint, 37,500), where the warm host cache leaves the vCPUs as the bound",
+                                fitted_on=("s2-opm-lo", "s2-opm-hi"), capacity="time"),
+        "host_cache": Param(0, "count", "document", f"{_DOC}, scenario 2: 'ioTurbine: Guest-based cache enabled' "
+                            "(1; 0: scenario 1, no host cache)", choices=(0, 1), low=0),
+        "host_cache_hit_ratio": Param(1.0, "ratio", "assumption", "the host cache is warm: each VM's 50 GB database "
+                                      "disk fits its quarter of the 785 GB card, and the study ran 15 minutes of "
+                                      "warm-up before 90 of test (notebook 18 shows how long a cold cache takes)"),
+        **host_cache_params(),
     }  # fmt: skip
 
 
@@ -126,4 +148,21 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         share = p["vdi_flash_share" if vol in VDI_LUNS else "db_flash_share"].value
         reads = WarmReadCache(f"{vol} reads", cards[sp], disks, share)
         volumes[vol] = Path(vol, [port, sps[sp], ReadWriteSplit(f"{vol} tiers", reads, writes)])
-    return Topology(name, volumes, p)
+    # the SQL host: vCPUs first, then (scenario 2) each VM's ioTurbine cache on the host's ioDrive2
+    vcpus = Station("SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value))
+    cache_on = bool(p["host_cache"].value)
+    card_device = p.device("host_cache_card")
+    hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value
+    guest_bytes, block = int(p["host_cache_guest_disk"].si), int(p["host_cache_block"].si)
+    oltp = volumes["oltp"]
+    parts = {}
+    if cache_on:
+        card = Station("ioDrive2 (SQL host)", card_device)
+        caches = guest_caches(
+            "ioTurbine", oltp, card, guests=SQL_VMS, guest_bytes=guest_bytes,
+            cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block, warm_hit_ratio=hit_ratio,
+        )  # fmt: skip
+        oltp, parts = caches, {"host cache": caches, "cache card": card}
+        name += " + ioTurbine"
+    volumes["oltp"] = Path("oltp host", [vcpus, oltp])
+    return Topology(name, volumes, p, parts=parts)
