@@ -119,6 +119,7 @@ _NOTEBOOK_PRESETS: dict[str, tuple[str, ...]] = {
     "14-ilio-vdi": ("EqualLogic PS6100E behind Atlantis ILIO",),
     "15-vplex-replication": ("VPLEX Metro + XtremIO (two sites)", "VPLEX Geo + XtremIO (two sites)"),
     "16-data-reduction": ("EqualLogic PS6100E behind Atlantis ILIO",),
+    "18-host-cache": ("NexGen N5-150",),
 }  # fmt: skip
 
 
@@ -273,6 +274,26 @@ class QosPromisesParams(NotebookParams):
         return self
 
 
+class HostCacheParams(StudyRunParams):
+    """Parameters of ``18-host-cache``: the cache sizes swept and the scaled warm-up run."""
+
+    notebook: ClassVar[str] = "18-host-cache"
+    cache_gb_per_vm: list[float] = Field(
+        default=[0, 5, 12.5, 25, 37.5, 50, 100], min_length=1, description="ioTurbine cache per SQL VM (each 0..196.25 GB)"
+    )
+    warmup_scale: float = Field(
+        default=0.002, gt=0.0, le=1.0, description="database disk of the warm-up run as a share of the study's 50 GB"
+    )
+    warmup_duration_s: float = Field(default=30.0, gt=1.0, le=3600.0, description="simulated seconds of the warm-up run")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> HostCacheParams:
+        bad = [v for v in self.cache_gb_per_vm if not 0 <= v <= 785 / 4]
+        if bad:
+            raise ValueError(f"cache_gb_per_vm must each be in 0..196.25 (a quarter of the 785 GB card), got {bad}")
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
@@ -285,6 +306,7 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "15-vplex-replication": VplexReplicationParams,
     "16-data-reduction": DataReductionParams,
     "17-qos-promises": QosPromisesParams,
+    "18-host-cache": HostCacheParams,
 }
 
 

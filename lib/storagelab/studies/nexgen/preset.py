@@ -14,7 +14,7 @@ OLTP and Exchange databases are read from the drives.
 
 OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
 work per page), and with ``host_cache=1`` (scenario 2) each VM's database disk is cached by ioTurbine on
-the host's ioDrive2 (:mod:`storagelab.host_cache`), warm.
+the host's ioDrive2 (:mod:`storagelab.host_cache`), warm (``host_cache_warm=0``: cold, block by block).
 """
 
 from __future__ import annotations
@@ -88,6 +88,8 @@ def params() -> dict[str, Param]:
         "host_cache_hit_ratio": Param(1.0, "ratio", "assumption", "the host cache is warm: each VM's 50 GB database "
                                       "disk fits its quarter of the 785 GB card, and the study ran 15 minutes of "
                                       "warm-up before 90 of test (notebook 18 shows how long a cold cache takes)"),
+        "host_cache_warm": Param(1, "count", "assumption", "1: the cache in steady state at host_cache_hit_ratio; 0: "
+                                 "block caches (LRU) that start empty and warm up during the run", choices=(0, 1), low=0),
         **host_cache_params(),
     }  # fmt: skip
 
@@ -153,6 +155,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     cache_on = bool(p["host_cache"].value)
     card_device = p.device("host_cache_card")
     hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value
+    warm = bool(p["host_cache_warm"].value)
     guest_bytes, block = int(p["host_cache_guest_disk"].si), int(p["host_cache_block"].si)
     oltp = volumes["oltp"]
     parts = {}
@@ -160,7 +163,8 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         card = Station("ioDrive2 (SQL host)", card_device)
         caches = guest_caches(
             "ioTurbine", oltp, card, guests=SQL_VMS, guest_bytes=guest_bytes,
-            cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block, warm_hit_ratio=hit_ratio,
+            cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block,
+            warm_hit_ratio=hit_ratio if warm else None,
         )  # fmt: skip
         oltp, parts = caches, {"host cache": caches, "cache card": card}
         name += " + ioTurbine"
