@@ -246,6 +246,8 @@ def test_rates_integrate_to_the_count_and_bytes() -> None:
             assert r["ios"].sum() == row["count"]
             assert (r["iops"] * r["duration_s"]).sum() == pytest.approx(row["count"], rel=1e-12)
             assert (r["mb_per_s"] * r["duration_s"]).sum() == pytest.approx(row["mb_per_s"] * 8.5, rel=1e-12)
+            weighted = (r["mean_ms"].fill_null(0.0) * r["ios"]).sum() / r["ios"].sum()
+            assert weighted == pytest.approx(row["mean_ms"], rel=1e-9)  # bin means weight back to the mean
     coarse = rec.rates(0.5, until_s=10.0).filter(pl.col("class") == "read")["ios"].to_numpy()
     fine = rec.rates(0.01, until_s=10.0).filter(pl.col("class") == "read")["ios"].to_numpy()
     assert np.array_equal(coarse, fine.reshape(-1, 50).sum(axis=1))
@@ -253,14 +255,18 @@ def test_rates_integrate_to_the_count_and_bytes() -> None:
 
 def test_rates_on_a_hand_made_trace() -> None:
     rec = LatencyRecorder(warmup_s=1.0, rate_resolution_s=0.5)
-    for t in (0.2, 1.1, 1.2, 1.7, 2.6, 3.0):  # 0.2 is warm-up; 3.0 is exactly the window end
-        rec.record("a", 1e-3, t, 1_000_000)
+    for t, lat in zip((0.2, 1.1, 1.2, 1.7, 2.6, 3.0), (9, 1, 2, 6, 4, 8), strict=True):  # 0.2: warm-up; 3.0: the end
+        rec.record("a", lat * 1e-3, t, 1_000_000)
+    rec.record("b", 5e-3, 1.3, 512)
     rates = rec.rates(1.0, until_s=3.0)
+    assert rates.filter(pl.col("class") == "a")["mean_ms"].to_list() == pytest.approx([3.0, 6.0])
+    assert rates.filter(pl.col("class") == "b")["mean_ms"].to_list() == [5.0, None]  # no IO: no mean
+    rates = rates.filter(pl.col("class") == "a")
     assert rates["start_s"].to_list() == [1.0, 2.0]
     assert rates["ios"].to_list() == [3, 2]
     assert rates["iops"].to_list() == [3.0, 2.0]
     assert rates["mb_per_s"].to_list() == [3.0, 2.0]
-    assert rec.summary(until_s=3.0)["iops"].to_list() == [2.5]
+    assert rec.summary(until_s=3.0).filter(pl.col("class") == "a")["iops"].to_list() == [2.5]
 
 
 def test_window_end_defaults_and_validation() -> None:
@@ -331,7 +337,7 @@ def test_frame_schemas() -> None:
     )  # fmt: skip
     assert rec.rates(1.0, until_s=10.0).schema == pl.Schema(
         {"class": pl.String, "start_s": pl.Float64, "duration_s": pl.Float64, "ios": pl.Int64,
-         "iops": pl.Float64, "mb_per_s": pl.Float64}
+         "iops": pl.Float64, "mb_per_s": pl.Float64, "mean_ms": pl.Float64}
     )  # fmt: skip
     assert rec.histogram("read").to_frame().schema == pl.Schema(
         {"lower_s": pl.Float64, "upper_s": pl.Float64, "count": pl.Int64}

@@ -822,7 +822,24 @@ def _nvme_ssd() -> SSD:
     )  # fmt: skip
 
 
-SSD.PRESETS.update({"SATA SSD": _sata_ssd})
+_IODRIVE2 = ("Fusion-io ioDrive2 specifications, 785 GB MLC model (announced October 2011; tabulated at "
+             "qdpma.com/storage/SSD_Fusion.html)")
+
+
+def _iodrive2() -> SSD:
+    return SSD.from_datasheet(
+        "ioDrive2 785GB",
+        read_iops=Param(141000, "IOPS", "datasheet", f"{_IODRIVE2}: 'Read IOPS (512 Byte) ... 141,000'"),
+        write_iops=Param(535000, "IOPS", "datasheet", f"{_IODRIVE2}: 'Write IOPS (512 Byte) 535,000'"),
+        read_latency=Param(68, "us", "datasheet", f"{_IODRIVE2}: 'Read Access Latency ... 68 us'"),
+        read_bandwidth=Param(1.5, "GB/s", "datasheet", f"{_IODRIVE2}: 'Read Bandwidth (1MB) ... 1.5 GB/s'"),
+        write_bandwidth=Param(1.1, "GB/s", "datasheet", f"{_IODRIVE2}: 'Write Bandwidth (1MB) ... 1.1 GB/s'"),
+        block=512,
+        capacity=Param(785, "GB", "document", f"{_NEXGEN}: 'Cisco UCS Fusion ioDrive2 785GB adapter'"),
+    )  # fmt: skip
+
+
+SSD.PRESETS.update({"SATA SSD": _sata_ssd, "ioDrive2 785GB": _iodrive2})
 NVMe.PRESETS.update({"NVMe SSD": _nvme_ssd})
 
 

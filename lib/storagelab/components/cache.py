@@ -94,7 +94,7 @@ class ReadCache(Component):
                 fills = {id(f): f for b in blocks if (f := filling.get(b)) is not None}
                 if not fills:
                     self.read_hits += 1
-                    return completion_in(self.env, self.hit_latency + io.size / self.hit_bandwidth, io)
+                    return self._hit(io)
                 self.delayed_hits += 1
                 return self._after_fills(list(fills.values()), io)
             self.read_misses += 1
@@ -113,6 +113,10 @@ class ReadCache(Component):
                     policy.insert(b)
         return self.backend.submit(io)
 
+    def _hit(self, io: IORequest) -> Event:
+        """Serve a read whose blocks are all resident: ``hit_latency`` plus ``size / hit_bandwidth``."""
+        return completion_in(self.env, self.hit_latency + io.size / self.hit_bandwidth, io)
+
     def _filled(self, blocks: list[int], fetch: Event) -> None:
         """A back-end read completed: the blocks it was filling hold their data now."""
         filling = self._filling
@@ -123,10 +127,9 @@ class ReadCache(Component):
     def _after_fills(self, fills: list[Event], io: IORequest) -> Event:
         """An event for ``io`` served from the cache once every fill in ``fills`` has completed."""
         env, done = self.env, Event(self.env)
-        hit = self.hit_latency + io.size / self.hit_bandwidth
 
         def serve(_ev: Event) -> None:
-            completion_in(env, hit, io).callbacks.append(lambda _e: fire(done, io))
+            self._hit(io).callbacks.append(lambda _e: fire(done, io))
 
         join_all(env, fills, io).callbacks.append(serve)
         return done

@@ -457,6 +457,7 @@ _RATES_SCHEMA = {
     "ios": pl.Int64,
     "iops": pl.Float64,
     "mb_per_s": pl.Float64,
+    "mean_ms": pl.Float64,
 }
 
 
@@ -464,15 +465,17 @@ _RATES_SCHEMA = {
 # Recorder
 # ------------------------------------------------------------------------------------------------------
 class _RateSeries:
-    """Completed IOs and bytes of one class per fine time bin of the measurement window (growable)."""
+    """Completed IOs, bytes and summed latency (s) of one class per fine time bin of the measurement
+    window (growable)."""
 
-    __slots__ = ("bytes", "ios")
+    __slots__ = ("bytes", "ios", "latency")
 
     def __init__(self) -> None:
         self.ios = np.zeros(0, dtype=np.int64)
         self.bytes = np.zeros(0, dtype=np.float64)
+        self.latency = np.zeros(0, dtype=np.float64)
 
-    def add(self, bins: np.ndarray, sizes: np.ndarray) -> None:
+    def add(self, bins: np.ndarray, sizes: np.ndarray, latencies: np.ndarray) -> None:
         if bins.size == 0:
             return
         n = int(bins.max()) + 1
@@ -480,8 +483,10 @@ class _RateSeries:
             cap = max(n, 2 * self.ios.size, 1024)
             self.ios = np.concatenate([self.ios, np.zeros(cap - self.ios.size, dtype=np.int64)])
             self.bytes = np.concatenate([self.bytes, np.zeros(cap - self.bytes.size)])
+            self.latency = np.concatenate([self.latency, np.zeros(cap - self.latency.size)])
         self.ios[:n] += np.bincount(bins, minlength=n)
         self.bytes[:n] += np.bincount(bins, weights=sizes, minlength=n)
+        self.latency[:n] += np.bincount(bins, weights=latencies, minlength=n)
 
 
 class LatencyRecorder:
@@ -587,7 +592,7 @@ class LatencyRecorder:
             raise ValueError(f"class {cls!r}: {exc}") from None
         self._last_t = max(self._last_t, float(t.max()))
         bins = ((t - self.warmup_s) / self.rate_resolution_s).astype(np.int64)
-        self._rates[cls].add(bins, size)
+        self._rates[cls].add(bins, size, lat)
 
     def flush(self) -> None:
         """Ingest every buffered sample into the histograms and rate series."""
@@ -651,7 +656,8 @@ class LatencyRecorder:
 
     def rates(self, bin_s: float | None = None, until_s: float | None = None) -> pl.DataFrame:
         """Rate time series: per class and time bin, ``start_s``, ``duration_s`` (the part of the bin
-        inside the window), ``ios``, ``iops = ios / duration_s`` and ``mb_per_s``.
+        inside the window), ``ios``, ``iops = ios / duration_s``, ``mb_per_s`` and ``mean_ms`` (the mean
+        latency of the IOs completed in the bin; null when none did).
 
         ``bin_s`` (default ``rate_resolution_s``) must be a whole multiple of ``rate_resolution_s``.
         Bins start at ``warmup_s`` and cover the window (see :meth:`window_end`), zero bins included,
@@ -674,14 +680,20 @@ class LatencyRecorder:
             series = self._rates[cls]
             ios = np.zeros(n_out * m, dtype=np.int64)
             byt = np.zeros(n_out * m)
+            lat = np.zeros(n_out * m)
             k = min(series.ios.size, n_out * m)
             ios[:k] = series.ios[:k]
             byt[:k] = series.bytes[:k]
+            lat[:k] = series.latency[:k]
             if n_out and series.ios.size > k:  # completions at the window end (or within rounding)
                 ios[-1] += series.ios[k:].sum()
                 byt[-1] += series.bytes[k:].sum()
+                lat[-1] += series.latency[k:].sum()
             ios_b = ios.reshape(n_out, m).sum(axis=1)
             byt_b = byt.reshape(n_out, m).sum(axis=1)
+            lat_b = lat.reshape(n_out, m).sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean_ms = np.where(ios_b > 0, lat_b / ios_b * 1e3, np.nan)
             frames.append(
                 pl.DataFrame(
                     {
@@ -691,9 +703,10 @@ class LatencyRecorder:
                         "ios": ios_b,
                         "iops": ios_b / durations,
                         "mb_per_s": byt_b / 1e6 / durations,
+                        "mean_ms": mean_ms,
                     },
                     schema=_RATES_SCHEMA,
-                )
+                ).with_columns(pl.col("mean_ms").fill_nan(None))
             )
         return pl.concat(frames) if frames else pl.DataFrame(schema=_RATES_SCHEMA)
 

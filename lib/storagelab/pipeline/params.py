@@ -119,6 +119,7 @@ _NOTEBOOK_PRESETS: dict[str, tuple[str, ...]] = {
     "14-ilio-vdi": ("EqualLogic PS6100E behind Atlantis ILIO",),
     "15-vplex-replication": ("VPLEX Metro + XtremIO (two sites)", "VPLEX Geo + XtremIO (two sites)"),
     "16-data-reduction": ("EqualLogic PS6100E behind Atlantis ILIO",),
+    "18-host-cache": ("NexGen N5-150",),
 }  # fmt: skip
 
 
@@ -245,6 +246,54 @@ class DataReductionParams(StudyRunParams):
         return self
 
 
+class QosPromisesParams(NotebookParams):
+    """Parameters of ``17-qos-promises``: the settings swept on one device and the windows checked."""
+
+    notebook: ClassVar[str] = "17-qos-promises"
+    capacity_iops: float = Field(default=1000.0, ge=10.0, le=1e6, description="the device's IOPS (1 / mean service time)")
+    reservations: list[float] = Field(
+        default=[100, 200, 300, 400, 500, 600, 700], min_length=1, description="reservation of each of two tenants (IOPS)"
+    )
+    limits: list[float] = Field(default=[50, 100, 200, 400, 800], min_length=1, description="limits swept (IOPS)")
+    weight_ratios: list[float] = Field(default=[1, 2, 4, 8], min_length=1, description="weight of the heavier tenant (the other: 1)")
+    background_iops: list[float] = Field(
+        default=[0, 100, 200, 400, 600, 700], min_length=1, description="background IO that bypasses the scheduler (IOPS)"
+    )
+    window_s: float = Field(default=0.1, gt=0.0, le=10.0, description="length of the windows a promise is checked over (s)")
+    duration_s: float = Field(default=3.0, gt=1.0, le=600.0, description="simulated seconds per setting (the first 0.5 s are not checked)")
+    seed: int = Field(default=1, ge=0, description="seed of every run")
+
+    @model_validator(mode="after")
+    def _positive(self) -> QosPromisesParams:
+        bad = [v for v in (*self.reservations, *self.limits, *self.weight_ratios) if not v > 0]
+        bad += [v for v in self.background_iops if v < 0]
+        if bad:
+            raise ValueError(f"reservations, limits and weight_ratios must be > 0 and background_iops >= 0; got {bad}")
+        if self.window_s >= self.duration_s - 0.5:
+            raise ValueError(f"window_s ({self.window_s}) must be shorter than the checked part of duration_s ({self.duration_s} - 0.5)")
+        return self
+
+
+class HostCacheParams(StudyRunParams):
+    """Parameters of ``18-host-cache``: the cache sizes swept and the scaled warm-up run."""
+
+    notebook: ClassVar[str] = "18-host-cache"
+    cache_gb_per_vm: list[float] = Field(
+        default=[0, 5, 12.5, 25, 37.5, 50, 100], min_length=1, description="ioTurbine cache per SQL VM (each 0..196.25 GB)"
+    )
+    warmup_scale: float = Field(
+        default=0.002, gt=0.0, le=1.0, description="database disk of the warm-up run as a share of the study's 50 GB"
+    )
+    warmup_duration_s: float = Field(default=30.0, gt=1.0, le=3600.0, description="simulated seconds of the warm-up run")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> HostCacheParams:
+        bad = [v for v in self.cache_gb_per_vm if not 0 <= v <= 785 / 4]
+        if bad:
+            raise ValueError(f"cache_gb_per_vm must each be in 0..196.25 (a quarter of the 785 GB card), got {bad}")
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
@@ -256,6 +305,8 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "14-ilio-vdi": IlioVdiParams,
     "15-vplex-replication": VplexReplicationParams,
     "16-data-reduction": DataReductionParams,
+    "17-qos-promises": QosPromisesParams,
+    "18-host-cache": HostCacheParams,
 }
 
 

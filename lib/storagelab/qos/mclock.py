@@ -16,7 +16,10 @@ reservation tag, if that tag is due (``R <= now``). Otherwise the **weight-based
 heads within their limit (``L <= now``), the one with the smallest proportional tag, and credits that
 service against its reservation: the reservation tags of that tenant's waiting requests move back by
 ``c / r``, so weight-phase service counts toward the reservation and a tenant gets max(reservation,
-weight share), not their sum. With ``at_limit="wait"`` (mClock's hard limit) nothing is served when
+weight share), not their sum. A request served in the weight phase after its limit tag (the server was busy when it fell due)
+re-spaces its tenant's waiting limit tags from the time it is served, so the tenant cannot catch up in a
+burst: under ``wait`` no window of length ``T`` holds more than ``l x T + 1`` requests of cost 1. With
+``at_limit="wait"`` (mClock's hard limit) nothing is served when
 every head is over its limit and no reservation is due: the station idles until
 :meth:`MClock.next_eligible`, the exact time the first head becomes eligible. With ``at_limit="allow"``
 (work-conserving, as Ceph's ``osd_mclock`` option) the smallest proportional tag is served anyway.
@@ -168,8 +171,17 @@ class MClock(Discipline):
                 phase = "over limit"
         if best is None:
             return None
-        _r, _l, _p, c, job = best.queue.popleft()
+        _r, lim, _p, c, job = best.queue.popleft()
         self._waiting -= 1
+        q = best.qos
+        if phase == "weight" and q.limit < INF and lim < now:
+            # served late (the server was busy when its limit tag fell due): the tags are spaced from
+            # now, so the tenant does not catch up in a burst above its limit
+            tag = now
+            for entry in best.queue:
+                tag = max(entry[1], tag + entry[3] / q.limit)
+                entry[1] = tag
+            best.last_l = max(best.last_l, tag)
         if phase != "reservation" and best.qos.reservation > 0:
             credit = c / best.qos.reservation  # weight-phase service counts toward the reservation
             for entry in best.queue:

@@ -1,48 +1,74 @@
-"""NexGen N5-150 hybrid flash array as the Principled Technologies reference architecture ran it, with
-QoS policies off (the contention they exist for): 2.4 TB of PCIe flash (ioMemory) in front of 16 x 3 TB
-7.2K NL-SAS drives, two active-active storage processors, four 10 GbE iSCSI ports.
+"""NexGen N5-150 hybrid flash array as the Principled Technologies reference architecture ran it: 2.4 TB
+of PCIe flash (ioMemory) in front of 16 x 3 TB 7.2K NL-SAS drives, two active-active storage processors,
+four 10 GbE iSCSI ports, and the study's six LUNs, each on its storage processor with its QoS policy
+(Figure 9).
 
-An IO crosses its iSCSI port (FIFO at the 10 GbE payload rate), its storage processor (per-IO
-processing), then the tiers: writes land in flash (the test writes about 100 GB over 90 minutes, far less
-than the flash holds, so destaging is left out); reads are served from flash with a per-volume share and
-from the drives otherwise. The VDI master image and linked clones are hot (flash); the OLTP and Exchange
-databases are read from the drives.
+An IO crosses an iSCSI port of its LUN's storage processor (FIFO at the 10 GbE payload rate), the
+storage processor (one queue: its per-IO time and internal transfer; with ``qos=1`` the queue is
+ordered by the LUNs' service levels, :class:`~storagelab.qos.ServiceLevels`, else first come first
+served), then the tiers. Each storage processor has its own ioMemory card and the cards' contents are
+kept in step, so a write lands on both cards (the test writes about 100 GB over 90 minutes, far less
+than the flash holds, so destaging is left out); a read is served by the processor's card for the LUN's
+flash share and by the drives otherwise. The VDI master image and linked clones are hot (flash); the
+OLTP and Exchange databases are read from the drives.
+
+OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
+work per page), and with ``host_cache=1`` (scenario 2) each VM's database disk is cached by ioTurbine on
+the host's ioDrive2 (:mod:`storagelab.host_cache`), warm (``host_cache_warm=0``: cold, block by block).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from storagelab import raid
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
-from storagelab.kernel import Link, Path, Station
+from storagelab.host_cache import guest_caches, host_cache_params
+from storagelab.kernel import Deterministic, Link, Mirror, Path, Station
+from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.qos import ServiceLevels
+from storagelab.studies.nexgen.policies import LUN_POLICY, lun_levels
 from storagelab.topology import Topology
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
+_SFD3 = ("virtualtothecore.com, '#SFD3: An analysis of NexGen Storage': 'The models offers speed ranging from "
+         "50k to 150k IOPS (4k, 50/50 read-write)'; 'Each controller has on-board non-shared Fusion-IO cards, and "
+         "their content is syncronized between controllers in real time'")  # fmt: skip
 
-VOLUMES = ("oltp", "exchange", "vdi")
+#: The study's LUNs (Figure 9) as the model's volumes: DVD-SQL, Exchange and the four VDI LUNs.
+VOLUMES = tuple(LUN_POLICY)
+VDI_LUNS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
+#: SQL Server CPU per page IO (us), fitted by arithmetic on scenario 2's OPM (the midpoint of 35,000-40,000):
+#: with the host cache warm the 16 vCPUs bound the order rate, 16 / (15 IOs x c) orders/s = 37,500 / 60.
+#: ``tests/test_service_levels.py`` re-derives it and checks that the simulated OPM is that bound.
+SQL_CPU_PER_IO_US = 16 * 60 / (15 * 37_500) * 1e6
+#: The SQL Server VMs whose database disks ioTurbine caches (Figure 53: SQL01-04).
+SQL_VMS = 4
 
 
 def params() -> dict[str, Param]:
     """The model's parameters, each with its origin."""
     return {
+        "qos": Param(0, "count", "document", f"{_DOC}, Figure 9: the LUNs' QoS policies; 1 = on as in the study, "
+                     "0 = off (first come first served at the storage processors)", choices=(0, 1), low=0),
         "hdd_count": Param(16, "count", "document", f"{_DOC}, Figure 51: 'Number of disks 16'"),
         "hdd": Param("7.2K NL-SAS", PRESET_UNIT, "document", f"{_DOC}, Figure 51: 'Disk RPM 7200' (device preset "
                      "'7.2K NL-SAS')", capacity="device"),
         "hdd_raid": Param(10, "count", "assumption", "drives in RAID-10 (10 = RAID-10); the layout is not stated",
                           choices=(10,)),
         "flash_capacity": Param(2.4, "TB", "document", f"{_DOC}: '2.4TB ioMemory flash capacity'"),
-        "flash_device": Param("NVMe SSD", PRESET_UNIT, "datasheet", "flash tier modelled with the 'NVMe SSD' "
-                              "preset (Intel P3700 datasheet figures) as a stand-in for the ioMemory cards",
-                              capacity="device"),
+        "flash_device": Param("NVMe SSD", PRESET_UNIT, "datasheet", "each processor's ioMemory card modelled with "
+                              "the 'NVMe SSD' preset (Intel P3700 datasheet figures) as a stand-in", capacity="device"),
         "iscsi_ports": Param(4, "count", "document", f"{_DOC}: 'We then connected the four 10Gbps links'"),
         "port_rate": Param(1.17, "GB/s", "device-physics", "10 GbE carries about 1.17 GB/s of iSCSI payload",
                            capacity="rate"),
         "processors": Param(2, "count", "document", f"{_DOC}, Figure 51: two storage processors, active-active",
-                             high=8),
-        "processor_overhead": Param(30, "us", "assumption", "per-IO processing per storage processor; not stated",
-                                    capacity="time"),
+                            choices=(2,)),
+        "processor_iops": Param(75_000, "IOPS", "datasheet", f"the N5-150's rating of 150,000 IOPS at 4 KiB, 50/50 "
+                                f"read/write, shared by its two processors ({_SFD3})", capacity="rate"),
         "processor_bandwidth": Param(4, "GB/s", "assumption", "each storage processor's internal transfer rate: "
                                      "set above the 2.34 GB/s of the two 10 GbE ports it serves, so that it never "
                                      "binds; not stated", capacity="rate"),
@@ -51,36 +77,96 @@ def params() -> dict[str, Param]:
                                  "that all desktops read are the hottest data on the array: served from flash"),
         "db_flash_share": Param(0.0, "ratio", "fit", "share of OLTP and Exchange reads served from flash: fitted "
                                 "on the ~6,500 OPM (s1-opm), which has no solution inside [0, 1] (even at 0 the "
-                                "model gives more OPM), so it sits at the bound 0; with QoS off nothing pins the "
-                                "databases in flash", fitted_on=("s1-opm",)),
+                                "model gives more OPM), so it sits at the bound 0", fitted_on=("s1-opm",)),
+        "sql_vcpus": Param(16, "count", "document", f"{_DOC}, Figure 53: 'SQL01-04 4 ... 4' (four VMs of 4 vCPUs)"),
+        "sql_cpu_per_io": Param(SQL_CPU_PER_IO_US, "us", "fit", "SQL Server CPU per database page IO (one vCPU "
+                                "busy that long): fitted on scenario 2's 35,000-40,000 OPM (s2-opm-lo/hi; the "
+                                "midpoint, 37,500), where the warm host cache leaves the vCPUs as the bound",
+                                fitted_on=("s2-opm-lo", "s2-opm-hi"), capacity="time"),
+        "host_cache": Param(0, "count", "document", f"{_DOC}, scenario 2: 'ioTurbine: Guest-based cache enabled' "
+                            "(1; 0: scenario 1, no host cache)", choices=(0, 1), low=0),
+        "host_cache_hit_ratio": Param(1.0, "ratio", "assumption", "the host cache is warm: each VM's 50 GB database "
+                                      "disk fits its quarter of the 785 GB card, and the study ran 15 minutes of "
+                                      "warm-up before 90 of test (notebook 18 shows how long a cold cache takes)"),
+        "host_cache_warm": Param(1, "count", "assumption", "1: the cache in steady state at host_cache_hit_ratio; 0: "
+                                 "block caches (LRU) that start empty and warm up during the run", choices=(0, 1), low=0),
+        **host_cache_params(),
     }  # fmt: skip
 
 
-def nexgen(**overrides: object) -> Topology:
-    """The N5-150 with volumes ``oltp``, ``exchange`` and ``vdi`` (QoS off); any parameter of
-    :func:`params` can be overridden by name (``nexgen(hdd_count=32)``)."""
-    name = "NexGen N5-150 (QoS off)"
-    p = ParamSet(name, params(), overrides)
-    ports = [Link(f"10GbE port {i + 1}", p["port_rate"].si) for i in range(int(p["iscsi_ports"].value))]
-    sps = [
-        Link(
-            f"storage processor {'ABCDEFGH'[c]}", p["processor_bandwidth"].si,
-            per_io_overhead=p["processor_overhead"].si, duplex=False,  # a processor: one queue
-        )
-        for c in range(int(p["processors"].value))
-    ]  # fmt: skip
-    ssd = p.device("flash_device")
-    ssd.capacity = int(p["flash_capacity"].si)  # the volumes' address ranges share the 2.4 TB tier
-    flash = flash_drive("ioMemory flash", ssd)
+def processor_time(p: ParamSet) -> float:
+    """A storage processor's per-IO time (s): its share of the rated IOPS at 4 KiB, less the 4 KiB's
+    internal transfer (so that 4 KiB IOs run at exactly the rating)."""
+    return 1.0 / p["processor_iops"].si - 4096 / p["processor_bandwidth"].si
+
+
+def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object) -> Topology:
+    """The N5-150 with volumes ``oltp`` (DVD-SQL), ``exchange`` and ``vdt-a`` .. ``vdt-d``; QoS off by
+    default (``nexgen(qos=1)``: the study's policies); any parameter of :func:`params` can be overridden
+    by name (``nexgen(hdd_count=32)``). ``processor_of`` moves LUNs to another storage processor
+    (``{"vdt-a": "A"}``; Figure 9's layout otherwise)."""
+    layout = {lun: sp for lun, (_policy, sp) in LUN_POLICY.items()}
+    for lun, sp in (processor_of or {}).items():
+        if lun not in layout or sp not in ("A", "B"):
+            raise ValueError(
+                f"preset 'NexGen N5-150': processor_of maps a LUN ({', '.join(layout)}) to 'A' or 'B', got {lun!r}: {sp!r}"
+            )
+        layout[lun] = sp
+    p = ParamSet("NexGen N5-150", params(), overrides)
+    qos = bool(p["qos"].value)
+    name = f"NexGen N5-150 (QoS {'on' if qos else 'off'})"
+    per_io, rate = processor_time(p), p["processor_bandwidth"].si
+    if per_io <= 0:
+        raise ValueError(f"preset {name!r}: processor_iops is above what processor_bandwidth moves at 4 KiB")
+
+    def service(io: IORequest, _rng: object) -> float:
+        return per_io + io.size / rate
+
+    processors = "AB"[: int(p["processors"].value)]  # the LUNs name processor A or B (Figure 9)
+    levels = lun_levels()
+    sps = {
+        sp: Station(f"storage processor {sp}", service, servers=1,
+                    discipline=ServiceLevels(levels) if qos else None)
+        for sp in processors
+    }  # fmt: skip
+    n_ports = int(p["iscsi_ports"].value)
+    ports = [Link(f"10GbE port {i + 1}", p["port_rate"].si) for i in range(n_ports)]
+    cards = {}
+    for sp in "AB":
+        ssd = p.device("flash_device")
+        ssd.capacity = int(p["flash_capacity"].si)  # the volumes' address ranges share the 2.4 TB tier
+        cards[sp] = flash_drive(f"ioMemory {sp}", ssd)
     n_hdd = int(p["hdd_count"].value)
     if p["hdd_raid"].value != 10 or n_hdd % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even hdd_count, got {n_hdd}")
     hdds = [Station(f"NL-SAS {i + 1}", p.device("hdd"), discipline="elevator") for i in range(n_hdd)]
     disks = RaidSet("NL-SAS RAID-10", raid.Raid10(n_hdd // 2, int(p["stripe_unit"].si)), hdds)
-    volumes = {}
-    for k, vol in enumerate(VOLUMES):
-        share = p["vdi_flash_share" if vol == "vdi" else "db_flash_share"].value
-        reads = WarmReadCache(f"{vol} reads", flash, disks, share)
-        tiers = ReadWriteSplit(f"{vol} tiers", reads, flash)
-        volumes[vol] = Path(vol, [ports[k % len(ports)], sps[k % len(sps)], tiers])
-    return Topology(name, volumes, p)
+    writes = Mirror("ioMemory A + B", [cards["A"], cards["B"]])  # both cards hold every write
+    volumes, on_sp = {}, {"A": 0, "B": 0}
+    for vol in VOLUMES:
+        sp = layout[vol]
+        port = ports[("AB".index(sp) * n_ports // 2 + on_sp[sp] % (n_ports // 2)) % n_ports]
+        on_sp[sp] += 1
+        share = p["vdi_flash_share" if vol in VDI_LUNS else "db_flash_share"].value
+        reads = WarmReadCache(f"{vol} reads", cards[sp], disks, share)
+        volumes[vol] = Path(vol, [port, sps[sp], ReadWriteSplit(f"{vol} tiers", reads, writes)])
+    # the SQL host: vCPUs first, then (scenario 2) each VM's ioTurbine cache on the host's ioDrive2
+    vcpus = Station("SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value))
+    cache_on = bool(p["host_cache"].value)
+    card_device = p.device("host_cache_card")
+    hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value
+    warm = bool(p["host_cache_warm"].value)
+    guest_bytes, block = int(p["host_cache_guest_disk"].si), int(p["host_cache_block"].si)
+    oltp = volumes["oltp"]
+    parts = {}
+    if cache_on:
+        card = Station("ioDrive2 (SQL host)", card_device)
+        caches = guest_caches(
+            "ioTurbine", oltp, card, guests=SQL_VMS, guest_bytes=guest_bytes,
+            cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block,
+            warm_hit_ratio=hit_ratio if warm else None,
+        )  # fmt: skip
+        oltp, parts = caches, {"host cache": caches, "cache card": card}
+        name += " + ioTurbine"
+    volumes["oltp"] = Path("oltp host", [vcpus, oltp])
+    return Topology(name, volumes, p, parts=parts)

@@ -1,5 +1,7 @@
-"""The NexGen study's scenario-1 workloads: OLTP and Exchange beside the 600-desktop boot storm, and
-beside 600 Login VSI desktops."""
+"""The NexGen study's workloads (scenario 1; scenario 2 with the heavy OLTP): OLTP and Exchange beside the
+600-desktop boot storm, and beside 600 Login VSI desktops. The desktops are four pools of 150, one per VDI LUN (Figure 9: VDT-A ..
+VDT-D, '150 virtual desktops' each); each workload class is named after its LUN, so that per-LUN
+service levels apply and results split by LUN."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from storagelab.workloads import applications as apps
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 DESKTOPS = 600
+#: The VDI LUNs, 150 desktops each (Figure 9).
+POOLS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
 BOOT_DURATION_S = 12.0
 IOS_PER_ORDER = 15
 #: The broker's power-on interval, fitted (by arithmetic) on the published storm length s1-boot-time:
@@ -20,21 +24,39 @@ POWER_ON_INTERVAL = Param(
 )  # fmt: skip
 
 
-def _base() -> list[apps.ApplicationWorkload]:
-    return [apps.dvd_store(ios_per_order=IOS_PER_ORDER), apps.loadgen_outlook_200()]
+#: DVD Store think time per scenario (s): 'Think time: 100 milliseconds' (medium OLTP, scenario 1); 'the
+#: think time reduced to 0ms' (heavy OLTP, scenario 2).
+THINK_S = {1: 0.1, 2: 0.0}
 
 
-def boot_storm_workload() -> apps.ApplicationWorkload:
-    """OLTP + Exchange + the 600-desktop boot storm (broker interval as fitted)."""
-    storm = apps.boot_storm(
-        desktops=DESKTOPS, power_on_rate=1 / POWER_ON_INTERVAL.value, boot_duration=BOOT_DURATION_S
-    ).with_param("power_on_interval", POWER_ON_INTERVAL)
-    return apps.combine("boot storm window", [*_base(), storm])
+def _base(scenario: int) -> list[apps.ApplicationWorkload]:
+    return [apps.dvd_store(ios_per_order=IOS_PER_ORDER, think=THINK_S[scenario]), apps.loadgen_outlook_200()]
 
 
-def steady_workload() -> apps.ApplicationWorkload:
-    """OLTP + Exchange + 600 Login VSI desktops at steady state."""
-    return apps.combine("Login VSI window", [*_base(), apps.login_vsi(desktops=600, ramp=False)])
+def boot_storm_workload(desktops: int = DESKTOPS, scenario: int = 1) -> apps.ApplicationWorkload:
+    """OLTP + Exchange + the boot storm of ``desktops`` desktops (600 in the study) in four equal pools,
+    at the fitted broker interval. The broker's order across the pools is not stated: the pools are
+    powered on interleaved, each at a quarter of the broker's rate, so all four storms last as long as
+    the whole. ``scenario`` 2: the heavy OLTP (no think time)."""
+    per_pool = desktops // len(POOLS)
+    if per_pool < 1 or desktops % len(POOLS):
+        raise ValueError(f"NexGen boot storm: desktops must be a positive multiple of {len(POOLS)}, got {desktops}")
+    rate = 1 / POWER_ON_INTERVAL.value / len(POOLS)
+    storms = [
+        apps.boot_storm(pool, desktops=per_pool, power_on_rate=rate, boot_duration=BOOT_DURATION_S, volume=pool)
+        .with_param("power_on_interval", POWER_ON_INTERVAL)
+        for pool in POOLS
+    ]
+    return apps.combine("boot storm window", [*_base(scenario), *storms])
+
+
+def steady_workload(scenario: int = 1) -> apps.ApplicationWorkload:
+    """OLTP + Exchange + 600 Login VSI desktops at steady state, 150 per VDI LUN (``scenario`` 2: the
+    heavy OLTP)."""
+    per_pool = DESKTOPS // len(POOLS)
+    pools = [apps.login_vsi(pool, desktops=per_pool, ramp=False, volume=pool, span=per_pool * 4 * 10**9)
+             for pool in POOLS]  # fmt: skip
+    return apps.combine("Login VSI window", [*_base(scenario), *pools])
 
 
 def storm_length_s() -> float:

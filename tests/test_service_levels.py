@@ -1,0 +1,210 @@
+"""The service-level scheduler's promises (minimum floor, latency target, oversubscribed minimums, no
+hoarding, determinism) over sliding windows of seeded runs, the NexGen policy table read from the
+dataset, and the promise broken the way a policy table sized for a bigger array breaks it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
+from storagelab.qos import ServiceLevel, ServiceLevels
+from storagelab.simulation import simulate
+
+SERVICE_S = 1e-3  # one server at 1 ms per IO: 1,000 IOPS
+BIG = 1e12  # a bandwidth minimum that never binds (bytes/s)
+
+
+def _level(iops, latency_ms, bw=BIG):
+    return ServiceLevel(min_iops=iops, min_bandwidth=bw, max_latency=latency_ms / 1e3)
+
+
+def _run(levels, *, seed=1, duration=3.0, service=None, sources=None, backlog=16, discipline=None):
+    disc = discipline or ServiceLevels(levels, record=True)
+    disk = Station("disk", service or Exponential(SERVICE_S), servers=1, discipline=disc)
+    srcs = sources(disk) if sources else [
+        ClosedSource(name, disk, FixedSampler(size=4096, span=10**9), workers=backlog, cls=name) for name in levels
+    ]  # fmt: skip
+    res = simulate(disk, srcs, duration=duration, seed=seed, progress=False)
+    return disc, res
+
+
+def _times(disc, cls):
+    return np.array([t for t, c, _w, _ph in disc.log if c == cls])
+
+
+def _min_in_windows(times, window, start, end):
+    grid = np.arange(start, end - window, window / 10)
+    return min(np.searchsorted(times, a + window) - np.searchsorted(times, a) for a in grid)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_minimum_floor_holds_in_every_window(seed):
+    """Minimums 300, 200 and 500 IOPS (the whole 1,000 IOPS) with 10, 100 and 5 ms targets, all
+    backlogged with at least min x target IOs outstanding (Little's law: what it takes to use a minimum
+    within the latency target): each volume gets >= min x T - 1 IOs in any window T >= 1 / min after its
+    first deadline, although the 5 ms volume's deadlines come first."""
+    levels = {"a": _level(300, 10), "b": _level(200, 100), "tight": _level(500, 5)}
+    disc, _ = _run(levels, seed=seed, service=Deterministic(SERVICE_S), backlog=32)
+    for name, r in (("a", 300), ("b", 200), ("tight", 500)):
+        times = _times(disc, name)
+        for window in (1 / r, 0.05, 0.5):
+            assert _min_in_windows(times, window, 0.2, 3.0) >= r * window - 1, (name, window)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_latency_target_holds_and_the_loose_volume_absorbs_the_queue(seed):
+    """An open 300 IOPS volume with a 10 ms target beside a 550 IOPS volume with a 100 ms target (85 %
+    utilisation, exponential service): the tight volume's waits stay within 10 ms + one service, and the
+    loose volume takes the queueing; first come first served, the same load makes the tight volume wait
+    longer than its target."""
+    levels = {"tight": _level(400, 10), "loose": _level(600, 100)}
+
+    def sources(disk):
+        tight = OpenSource("tight", disk, FixedSampler(size=4096, span=10**9), rate=300.0, cls="tight")
+        loose = OpenSource("loose", disk, FixedSampler(size=4096, span=10**9), rate=550.0, cls="loose")
+        return [tight, loose]
+
+    disc, _ = _run(levels, seed=seed, sources=sources, duration=20.0)
+    waits = np.array([w for _t, c, w, _ph in disc.log if c == "tight"])
+    assert waits.max() <= 0.010 + 0.010  # target + one service (exponential service: a long one, 10x mean)
+    assert np.quantile(waits, 0.999) <= 0.010
+    loose = np.array([w for _t, c, w, _ph in disc.log if c == "loose"])
+    assert loose.mean() > 3 * waits.mean()
+    fifo = Station("disk", Exponential(SERVICE_S), servers=1)
+    res_fifo = simulate(fifo, sources(fifo), duration=20.0, seed=seed, progress=False)
+    s = res_fifo.summary()
+    assert s.filter(s["class"] == "tight")["p99_ms"][0] > 10 + 1
+
+
+def test_oversubscribed_minimums_make_every_volume_equally_late():
+    """Minimums 3,000, 1,500 and 500 IOPS with 10, 20 and 100 ms targets on a 1,000 IOPS station (5x
+    oversubscribed, 1 ms per IO), 64 IOs outstanding each: no minimum can hold, and the volume furthest past its
+    target goes first, so every volume ends up late by the same amount (mean wait minus target equal
+    within one mean service time), and each gets 64 / (target + that lateness) IOPS."""
+    levels = {"mc": _level(3000, 10), "bc": _level(1500, 20), "nc": _level(500, 100)}
+    disc, _ = _run(levels, duration=3.0, backlog=64, service=Deterministic(SERVICE_S))
+    late = {}
+    for name, lv in levels.items():
+        waits = np.array([w for t, c, w, _ph in disc.log if c == name and t > 1.0])
+        late[name] = waits.mean() - lv.max_latency
+        assert len(waits) / 2.0 == pytest.approx(64 / (lv.max_latency + late[name]), rel=0.05), name
+    assert max(late.values()) - min(late.values()) < SERVICE_S
+    assert min(late.values()) > 0.1  # all far past their targets
+
+
+def test_a_volume_back_from_idle_does_not_hoard():
+    """b (minimum 500 IOPS) is idle for a second while a (minimum 500) has the station; when b returns
+    backlogged it gets its half of the next 100 IOs plus O(1), not a second's worth of catch-up."""
+    levels = {"a": _level(500, 10), "b": _level(500, 10)}
+
+    def sources(disk):
+        a = ClosedSource("a", disk, FixedSampler(size=4096, span=10**9), workers=16, cls="a")
+        b = OpenSource("b", disk, FixedSampler(size=4096, span=10**9), rate=5000.0, cls="b",
+                       rate_scale=lambda t: 0.0 if t < 1.0 else 1.0, max_scale=1.0)  # fmt: skip
+        return [a, b]
+
+    disc, _ = _run(levels, sources=sources, service=Deterministic(SERVICE_S), duration=1.3)
+    after = [c for t, c, _w, _ph in disc.log if t >= 1.0]
+    assert after[:100].count("b") <= 50 + 11  # its half, plus what its 10 ms deadline lets through first
+    assert after.count("b") / len(after) == pytest.approx(0.5, abs=0.05)
+
+
+def test_a_volume_that_used_spare_capacity_is_not_pushed_back():
+    """a (minimum 300) runs alone at 1,000 IOPS for a second, ahead of its tags; then c (minimum 700)
+    arrives backlogged. From then on a still gets its 300: without the credit for service ahead of the
+    tags, a's tags would lie seconds in the future and c would have the station."""
+    levels = {"a": _level(300, 10), "c": _level(700, 10)}
+
+    def sources(disk):
+        a = ClosedSource("a", disk, FixedSampler(size=4096, span=10**9), workers=16, cls="a")
+        c = OpenSource("c", disk, FixedSampler(size=4096, span=10**9), rate=5000.0, cls="c",
+                       rate_scale=lambda t: 0.0 if t < 1.0 else 1.0, max_scale=1.0)  # fmt: skip
+        return [a, c]
+
+    disc, _ = _run(levels, sources=sources, service=Deterministic(SERVICE_S), duration=2.0)
+    times = _times(disc, "a")
+    assert len(times[times < 1.0]) > 950
+    assert _min_in_windows(times, 0.1, 1.05, 2.0) >= 300 * 0.1 - 1
+
+
+def test_same_seed_same_dispatch_order():
+    levels = {"a": _level(300, 10), "b": _level(200, 20), "c": _level(100, 100)}
+    one, _ = _run(levels, seed=5, duration=0.5)
+    two, _ = _run(levels, seed=5, duration=0.5)
+    other, _ = _run(levels, seed=6, duration=0.5)
+    assert one.log == two.log and one.log != other.log
+
+
+def test_promise_broken_by_a_policy_table_sized_for_a_bigger_array():
+    """The study's six LUNs at their policies (minimums 75,000 / 30,000 / 7,500 IOPS, targets 10 / 20 /
+    100 ms, 247,500 IOPS of minimums) on a station that serves 1,000 IOPS, 16 IOs outstanding each:
+    every minimum is missed by orders of magnitude; the two mission-critical LUNs share the station
+    equally and the business- and non-critical LUNs, always below their targets, get next to nothing."""
+    from storagelab.studies.nexgen.policies import LUN_POLICY, policy_table
+
+    table = policy_table()
+    levels = {lun: table[policy] for lun, (policy, _sp) in LUN_POLICY.items()}
+    disc, _ = _run(levels, service=Deterministic(SERVICE_S), duration=2.0)
+    assert sum(lv.min_iops for lv in levels.values()) == 247_500
+    got = {}
+    for v, lv in levels.items():
+        waits = np.array([w for t, c, w, _ph in disc.log if c == v and t >= 0.5])
+        got[v] = len(waits) / 1.5
+        assert got[v] < 0.02 * lv.min_iops  # the guarantee is missed by orders of magnitude
+    assert got["oltp"] == pytest.approx(got["vdt-a"], rel=0.05)
+    assert got["oltp"] + got["vdt-a"] > 0.99 * 1000
+    assert max(got["exchange"], got["vdt-b"], got["vdt-c"], got["vdt-d"]) < 1
+
+
+def test_under_contention_the_more_critical_level_goes_first():
+    """Two volumes with equal 10 ms targets, one mission-critical (priority 1), one non-critical (3),
+    each offered 600 IOPS on a 1,000 IOPS station: the mission-critical volume keeps its target and all
+    its 600 IOPS, the non-critical one gets the remaining 400 and the queue; with equal priorities they
+    share the growing queue."""
+
+    def sources(disk):
+        return [
+            OpenSource(n, disk, FixedSampler(size=4096, span=10**9), rate=600.0, cls=n) for n in ("mc", "nc")
+        ]
+
+    levels = {
+        "mc": ServiceLevel(1e5, BIG, 0.010, priority=1),
+        "nc": ServiceLevel(1e5, BIG, 0.010, priority=3),
+    }
+    disc, _ = _run(levels, sources=sources, service=Deterministic(SERVICE_S), duration=3.0)
+    mc = np.array([w for t, c, w, _ph in disc.log if c == "mc" and t > 1.0])
+    nc = np.array([w for t, c, w, _ph in disc.log if c == "nc" and t > 1.0])
+    assert len(mc) / 2.0 == pytest.approx(600, rel=0.05) and np.quantile(mc, 0.99) <= 0.010 + SERVICE_S
+    assert len(nc) / 2.0 == pytest.approx(400, rel=0.05)
+    assert nc[-50:].mean() > nc[:50].mean() + 0.3  # its queue grows by the 200 IOPS the station lacks
+    flat = {"mc": ServiceLevel(1e5, BIG, 0.010), "nc": ServiceLevel(1e5, BIG, 0.010)}
+    disc2, _ = _run(flat, sources=sources, service=Deterministic(SERVICE_S), duration=3.0)
+    mc2 = np.array([w for t, c, w, _ph in disc2.log if c == "mc" and t > 1.0])
+    assert np.median(mc2) > 10 * 0.010  # without the levels it shares the growing queue, 10x past its target
+
+
+def test_bad_policies_are_refused():
+    with pytest.raises(ValueError, match="max_latency"):
+        ServiceLevel(min_iops=100, min_bandwidth=1e6, max_latency=0)
+    disc = ServiceLevels({"a": _level(100, 10)})
+    disk = Station("disk", Deterministic(SERVICE_S), servers=1, discipline=disc)
+    src = ClosedSource("b", disk, FixedSampler(size=4096, span=10**9), workers=2, cls="b")
+    with pytest.raises(ValueError, match="no policy for IO class 'b'"):
+        simulate(disk, [src], duration=0.1, seed=1, progress=False)
+
+
+def test_the_nexgen_policy_table_comes_from_the_dataset():
+    from storagelab.studies.nexgen.policies import policy_table
+
+    table = policy_table()
+    assert list(table) == [f"Policy {i}" for i in range(1, 6)]
+    p1, p5 = table["Policy 1"], table["Policy 5"]
+    assert (p1.min_iops, p1.min_bandwidth, p1.max_latency, p1.level) == (
+        75_000,
+        750e6,
+        0.010,
+        "Mission-critical",
+    )
+    assert (p5.min_iops, p5.min_bandwidth, p5.max_latency, p5.priority) == (1_500, 37e6, 0.250, 3)
+    assert {lv.level for lv in table.values()} == {"Mission-critical", "Business-critical", "Non-critical"}
