@@ -34,3 +34,12 @@ def test_the_chart_compiles():
     res = promises.weight_sweep([1, 2], duration=1.0)
     spec = promises.promise_chart(res, title="t", name="qos_promises").to_dict()
     assert spec["encoding"]["facet"]["field"] == "sweep"
+
+
+def test_dmclock_keeps_the_promises_independent_servers_multiply():
+    res = promises.dmclock_comparison(duration=2.0)
+    got = {(r["setup"], r["scheduler"]): r["client_iops"] for r in res.iter_rows(named=True)}
+    reservation, limit, fair = res["setup"].unique(maintain_order=True)
+    assert got[reservation, "dmClock"] < 1.05 * 600 < 1.5 * 600 < got[reservation, "independent mClock"]
+    assert got[limit, "dmClock"] <= 300 < 2 * 300 < got[limit, "independent mClock"]
+    assert got[fair, "independent mClock"] < 0.6 * 1000 < 0.9 * 1000 < got[fair, "dmClock"]

@@ -63,7 +63,7 @@ class _Tenant:
 
     def __init__(self, qos: ClientQoS) -> None:
         self.qos = qos
-        self.queue: deque[list] = deque()  # [R, L, P, cost, job]
+        self.queue: deque[list] = deque()  # [R, L, P, cost, job, R spacing, L spacing]
         self.last_r = self.last_l = self.last_p = -INF
 
 
@@ -101,6 +101,11 @@ class MClock(Discipline):
         super().bind(station)
         self._reset()
 
+    @staticmethod
+    def tenant_of(io: IORequest) -> str:
+        """The tenant an IO belongs to: its class."""
+        return io.cls
+
     def _tenant(self, cls: str) -> _Tenant:
         t = self.tenants.get(cls)
         if t is None:
@@ -114,18 +119,28 @@ class MClock(Discipline):
             self._bypassing.append(job)
             self._waiting += 1
             return
-        t = self._tenant(io.cls)
+        t = self._tenant(self.tenant_of(io))
         q = t.qos
         c = float(self.cost(io))
+        dr, dl, dp = self._spacing(io, c, q)
         was_idle = not t.queue
-        r = max(t.last_r + c / q.reservation, now) if q.reservation > 0 else INF
-        lim = max(t.last_l + c / q.limit, now) if q.limit < INF else -INF
-        p = max(t.last_p + c / q.weight, now)
+        r = max(t.last_r + dr, now) if q.reservation > 0 else INF
+        lim = max(t.last_l + dl, now) if q.limit < INF else -INF
+        p = max(t.last_p + dp, now)
         if was_idle:
             p = self._align(t, p, now)
         t.last_r, t.last_l, t.last_p = (r if r < INF else t.last_r), lim, p
-        t.queue.append([r, lim, p, c, job])
+        t.queue.append([r, lim, p, c, job, dr, dl])
         self._waiting += 1
+
+    def _spacing(self, io: IORequest, c: float, q: ClientQoS) -> tuple[float, float, float]:
+        """How far a request of cost ``c`` moves its tenant's reservation, limit and proportional tags:
+        ``c / r``, ``c / l`` and ``c / w`` (dmClock scales them by the request's rho and delta)."""
+        return (
+            c / q.reservation if q.reservation > 0 else 0.0,
+            c / q.limit if q.limit < INF else 0.0,
+            c / q.weight,
+        )
 
     def _align(self, tenant: _Tenant, p: float, now: float) -> float:
         """A tenant back from idle: shift every waiting proportional tag so the smallest is ``now``, and
@@ -150,6 +165,7 @@ class MClock(Discipline):
             job = self._bypassing.popleft()
             if self.record:
                 self.log.append((now, job[0].cls, float(self.cost(job[0])), "bypass"))
+            self.last_phase = "bypass"
             return job
         best, phase = None, ""
         # constraint-based phase: the smallest due reservation tag
@@ -171,7 +187,7 @@ class MClock(Discipline):
                 phase = "over limit"
         if best is None:
             return None
-        _r, lim, _p, c, job = best.queue.popleft()
+        _r, lim, _p, c, job, dr, _dl = best.queue.popleft()
         self._waiting -= 1
         q = best.qos
         if phase == "weight" and q.limit < INF and lim < now:
@@ -179,14 +195,15 @@ class MClock(Discipline):
             # now, so the tenant does not catch up in a burst above its limit
             tag = now
             for entry in best.queue:
-                tag = max(entry[1], tag + entry[3] / q.limit)
+                tag = max(entry[1], tag + entry[6])
                 entry[1] = tag
             best.last_l = max(best.last_l, tag)
         if phase != "reservation" and best.qos.reservation > 0:
-            credit = c / best.qos.reservation  # weight-phase service counts toward the reservation
+            credit = dr  # weight-phase service counts toward the reservation
             for entry in best.queue:
                 entry[0] -= credit
             best.last_r -= credit
+        self.last_phase = phase
         if self.record:
             self.log.append((now, job[0].cls, c, phase))
         return job
