@@ -6,8 +6,9 @@ faster arrival rate: the caller decides what scaling means) and returns the
 :class:`~storagelab.simulation.SimulationResult`. For each replication (seed ``seed + r``),
 :func:`headroom` finds by bisection the largest multiplier whose run meets every
 :class:`ServiceLevel` (common random numbers: one seed gives one curve of the multiplier, so the
-bisection sees a monotone function up to simulation noise). The replications' answers give the mean
-headroom and a Student-t confidence interval; at the first multiplier past the headroom, the service
+bisection sees a monotone function up to simulation noise); its answer is the middle of the final
+bracket. The replications' answers give the mean headroom and a Student-t confidence interval, widened
+by half the bracket (the bisection's resolution); at the first multiplier past the headroom, the service
 level that fails (worst ratio of measured to limit) and the busiest component (the bottleneck) are
 reported.
 
@@ -135,12 +136,14 @@ def headroom(
                 lo = mid
             else:
                 hi = mid
-        answers.append(float(lo))
+        answers.append(float(lo) if integer else math.sqrt(lo * hi))  # the boundary lies in [lo, hi]
         if failing is None:
             res = run(hi, s)
             failing = (_worst(levels, res), _bottleneck(res))
     x = np.asarray(answers)
     half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    if not integer:  # each answer is known only to within its final bracket
+        half += float(x.mean()) * tolerance / 2
     (ratio, level), (component, util) = failing
     return Headroom(
         per_replication=tuple(answers), mean=float(x.mean()), low=float(x.mean()) - half, high=float(x.mean()) + half,
