@@ -11,6 +11,7 @@ import math
 import polars as pl
 
 from storagelab.calibration.claims import Point, Scenario
+from storagelab.simulation import SimulationResult
 from storagelab.studies.fits import fits_of
 from storagelab.studies.nexgen import preset
 from storagelab.studies.nexgen.workloads import (
@@ -20,11 +21,12 @@ from storagelab.studies.nexgen.workloads import (
     steady_workload,
     storm_length_s,
 )
+from storagelab.topology import Topology
 
 STUDY = "nexgen"
 
 
-def _array_iops(res, topo) -> float:
+def _array_iops(res: SimulationResult, topo: Topology) -> float:
     """IOPS the array served: every class's IOPS less the host cache's hits."""
     hits = topo.parts["host cache"].timeline() if "host cache" in topo.parts else None
     served = float(res.summary()["iops"].sum())
