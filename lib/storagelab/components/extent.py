@@ -1,4 +1,5 @@
-"""An extent: a region of another component's address space, as a component of its own.
+"""Address spaces: an extent (a region of another component's address space, as a component of its own)
+and a LUN (a number the IOs addressed to it carry).
 
 A virtual disk on a shared datastore or LUN occupies the bytes ``[offset, offset + length)`` of it: an
 IO at byte ``a`` of the extent is an IO at byte ``offset + a`` of the target. With ``wrap`` the extent's
@@ -46,4 +47,21 @@ class Extent(Component):
         return self.target.submit(io)
 
 
-__all__ = ["Extent"]
+class Lun(Component):
+    """A logical unit: IOs addressed to it carry its ``number`` (in :attr:`IORequest.volume`, as a SCSI
+    command carries its LUN), so that the array behind can tell its LUNs apart whatever the IO's class
+    (per-LUN QoS keys on it), and pass on to ``target``."""
+
+    def __init__(self, name: str, number: int, target: Component) -> None:
+        super().__init__(name)
+        self.number, self.target = number, target
+
+    def children(self) -> list[Component]:
+        return [self.target]
+
+    def submit(self, io: IORequest) -> Event:
+        io.volume = self.number
+        return self.target.submit(io)
+
+
+__all__ = ["Extent", "Lun"]

@@ -146,17 +146,18 @@ def _parameter(fit: CurveFit, name: str, bound: Bound, pessimistic_high: bool) -
 def closed_system_station(name: str, fit: CurveFit, bound: Bound = "fit") -> LoadDependentStation:
     """The flow-equivalent server of a throughput-against-population fit (``rate(n) = X(n)``, IO/s):
     its fitted curve, or its pointwise ``lower`` / ``upper`` confidence band. Valid up to the largest
-    published population."""
+    published population; computed up to four times that (at least 256 IOs), held constant beyond."""
     if fit.x_name == "" or "service_demand" not in {p.name for p in fit.parameters}:
         raise ValueError(f"curve {fit.name!r} is not a throughput-against-population (MVA) fit")
-    column = {"fit": "fit", "lower": "lower", "upper": "upper"}[bound]
     top = float(fit.points["x"].max())
+    # the curve once, up to well past its range; beyond, the rate holds (X(n) approaches 1/D there)
+    table = fit.predict(np.arange(1.0, max(4 * top, 256) + 1))[bound]
+    if table.null_count():
+        raise ValueError(f"curve {fit.name!r} has no {bound} band (too few points): use bound='fit'")
+    rates = table.to_list()
 
     def rate(n: int) -> float:
-        value = fit.predict(np.array([float(n)]))[column][0]
-        if value is None:
-            raise ValueError(f"curve {fit.name!r} has no {bound} band (too few points): use bound='fit'")
-        return float(value)
+        return rates[min(n, len(rates)) - 1]
 
     return LoadDependentStation(name, rate, max_population=top, curve=f"{fit.name} ({bound})")
 
