@@ -181,7 +181,13 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
         status = "fails at the lowest load" if err.side == "low" else "holds at the highest load"
         row.update(headroom=err.multiplier, low=None, high=None, status=status, fails_first=str(err).split(" (seed")[0],
                    bottleneck="", bottleneck_utilisation=None)  # fmt: skip
-        return {"row": row, "evaluations": None}
+        ev = err.evaluations
+        return {
+            "row": row,
+            "evaluations": None
+            if ev is None
+            else ev.with_columns(architecture=pl.lit(c.label), bound=pl.lit(bound)),
+        }
     status = "at least (the published range ends)" if h.censored else "found"
     row.update(headroom=h.mean, low=h.low, high=h.high, status=status, fails_first=h.fails_first,
                bottleneck=h.bottleneck, bottleneck_utilisation=h.bottleneck_utilisation)  # fmt: skip
@@ -260,8 +266,8 @@ class Comparison:
             t.select("label", "headroom", "low", "high", "status", "bound_kind", "fails_first", "bottleneck")
         ).to_pandas()
         order = t["label"].to_list()
-        y = alt.Y("label:N", sort=order, title=None)
-        base = alt.Chart(data, title=f"Headroom on {self.mix.name} (1 = the mix as given)")
+        y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
+        base = alt.Chart(data)
         bars = base.mark_rule(strokeWidth=2, color="#444444").encode(y=y, x=alt.X("low:Q"), x2="high:Q")
         points = base.mark_point(filled=True, size=90).encode(
             y=y,
@@ -286,7 +292,12 @@ class Comparison:
             tooltip=["label", "headroom", "low", "high", "status", "fails_first", "bottleneck"],
         )
         one = alt.Chart(data).mark_rule(strokeDash=[4, 4], color="#999999").encode(x=alt.datum(1.0))
-        return alt.layer(bars, points, one).properties(width=480, height=max(120, 26 * len(order)), name=name)
+        return alt.layer(bars, points, one).properties(
+            title=f"Headroom on {self.mix.name} (1 = the mix as given)",
+            width=480,
+            height=max(120, 26 * len(order)),
+            name=name,
+        )
 
     def latency_chart(
         self, labels: Sequence[str] | None = None, *, name: str = "latency-vs-load"

@@ -74,7 +74,9 @@ class ServiceLevel:
             percentile_of(self.metric)
         except ValueError as err:
             raise ValueError(f"service level for {self.cls!r}: {err}") from None
-        if not (isinstance(self.limit_ms, int | float) and math.isfinite(self.limit_ms) and self.limit_ms > 0):
+        if not (
+            isinstance(self.limit_ms, int | float) and math.isfinite(self.limit_ms) and self.limit_ms > 0
+        ):
             raise ValueError(
                 f"service level for {self.cls!r}: limit_ms must be > 0 ms, got {self.limit_ms!r}"
             )
@@ -150,11 +152,14 @@ def _bottleneck(res: SimulationResult) -> tuple[str, float]:
 
 class OutsideBracket(ValueError):
     """The service levels fail already at the bracket's ``low`` end (``side == "low"``) or still hold at
-    its ``high`` end (``side == "high"``); ``multiplier`` is that end."""
+    its ``high`` end (``side == "high"``); ``multiplier`` is that end; ``evaluations``: the runs made
+    (as :attr:`Headroom.evaluations`)."""
 
-    def __init__(self, message: str, side: str, multiplier: float) -> None:
+    def __init__(
+        self, message: str, side: str, multiplier: float, evaluations: pl.DataFrame | None = None
+    ) -> None:
         super().__init__(message)
-        self.side, self.multiplier = side, multiplier
+        self.side, self.multiplier, self.evaluations = side, multiplier, evaluations
 
 
 def headroom(
@@ -221,16 +226,24 @@ def headroom(
                 hi = lo if lo >= highest else min(highest, lo * 2)
             else:
                 hi = m
-                while hi > lowest and not evaluate(step := max(lowest, hi / 2 if not integer else hi // 2), s):
+                while hi > lowest and not evaluate(
+                    step := max(lowest, hi / 2 if not integer else hi // 2), s
+                ):
                     hi = step
                 lo = hi if hi <= lowest else max(lowest, hi / 2 if not integer else hi // 2)
         if not evaluate(lo, s):
             raise OutsideBracket(
-                f"at the lowest multiplier {lo:g} (seed {s}) {seen[lo, s][1]} already fails; lower `low`", "low", lo
+                f"at the lowest multiplier {lo:g} (seed {s}) {seen[lo, s][1]} already fails; lower `low`",
+                "low",
+                lo,
+                pl.DataFrame(rows),
             )
         if evaluate(hi, s):
             raise OutsideBracket(
-                f"the service levels still hold at the highest multiplier {hi:g} (seed {s}); raise `high`", "high", hi
+                f"the service levels still hold at the highest multiplier {hi:g} (seed {s}); raise `high`",
+                "high",
+                hi,
+                pl.DataFrame(rows),
             )
         while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance):
             mid = (lo + hi) // 2 if integer else math.sqrt(lo * hi)
