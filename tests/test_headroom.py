@@ -3,10 +3,13 @@ response-time service level, and a closed network whose response time follows ex
 
 from __future__ import annotations
 
+import math
+
+import polars as pl
 import pytest
 
 from storagelab import theory
-from storagelab.headroom import ServiceLevel, headroom
+from storagelab.headroom import BEYOND_RANGE, OutsideBracket, ServiceLevel, headroom
 from storagelab.kernel import ClosedSource, Exponential, FixedSampler, OpenSource, Path, Station
 from storagelab.simulation import simulate
 
@@ -28,8 +31,8 @@ def test_mm1_headroom_matches_the_closed_form():
     level = ServiceLevel("io", "mean_ms", 2.0)
     h = headroom(run, [level], low=1.0, high=9.9, replications=3, tolerance=0.005)
     for seed in (1, 2, 3):
-        assert level.ratio(run(h.low * 0.99, seed).summary()) <= 1.0
-        assert level.ratio(run(h.high * 1.01, seed).summary()) > 1.0
+        assert level.ratio(run(h.low * 0.99, seed)) <= 1.0
+        assert level.ratio(run(h.high * 1.01, seed)) > 1.0
     exact = (1000 - 1 / 0.002) / 100
     assert h.mean == pytest.approx(exact, rel=0.02)
     assert h.bottleneck == "disk" and h.bottleneck_utilisation > 0.45
@@ -65,9 +68,63 @@ def test_bad_brackets_and_levels_are_refused():
         return simulate(disk, [OpenSource("io", disk, SAMPLER, rate=100.0 * m, cls="io")], duration=5.0,
                         warmup=0.5, seed=seed, progress=False)  # fmt: skip
 
-    with pytest.raises(ValueError, match="already fail at the lowest"):
+    with pytest.raises(OutsideBracket, match=r"lowest multiplier 9 .* io mean_ms <= 1 ms already fails") as err:
         headroom(run, [ServiceLevel("io", "mean_ms", 1.0)], low=9.0, high=9.5)
-    with pytest.raises(ValueError, match="still hold at the highest"):
-        headroom(run, [ServiceLevel("io", "mean_ms", 50.0)], low=0.1, high=2.0)
-    with pytest.raises(ValueError, match="metric must be one of"):
-        ServiceLevel("io", "p95", 5.0)
+    assert (err.value.side, err.value.multiplier) == ("low", 9.0)
+    with pytest.raises(OutsideBracket, match="still hold at the highest") as err:
+        headroom(run, [ServiceLevel("io", "mean_ms", 50.0)], low=0.1, high=2.0, start=0.3)
+    assert (err.value.side, err.value.multiplier) == ("high", 2.0)
+    with pytest.raises(OutsideBracket) as err:  # walking down from start reaches low and still fails
+        headroom(run, [ServiceLevel("io", "mean_ms", 1.0)], low=7.0, high=9.5, start=9.0)
+    assert err.value.side == "low"
+    for metric in ("p95", "p100_ms", "p0_ms", "median"):
+        with pytest.raises(ValueError, match="metric must be mean_ms, or pNN_ms"):
+            ServiceLevel("io", metric, 5.0)
+
+
+def test_a_percentile_over_several_classes_and_a_walk_from_start():
+    """Two Poisson classes of 50/s x m share one exponential server of 1,000/s; their response time is
+    exponential with rate 1000 - 100 m, so the p95 of both together is ln(20) / (1000 - 100 m): at most
+    6 ms up to m = 5.007. The service level measures the two classes together; the search walks out from
+    start = 1 (1, 2, 4 hold; 8 fails) and bisects, and its runs are all in ``evaluations``."""
+
+    def run(m, seed):
+        disk = Station("disk", Exponential(1e-3), servers=1)
+        srcs = [OpenSource(c, disk, SAMPLER, rate=50.0 * m, cls=c) for c in ("io a", "io b")]
+        return simulate(disk, srcs, duration=100.0, warmup=2.0, seed=seed, progress=False)
+
+    level = ServiceLevel("io", "p95_ms", 6.0, members=("io a", "io b"))
+    res = run(3.0, 1)
+    together = res.recorder.histogram()  # every class merged
+    assert level.measure(res) == pytest.approx(together.percentile(95) * 1e3)
+    assert ServiceLevel("io", "mean_ms", 6.0, members=("io a", "io b")).measure(res) == pytest.approx(
+        together.mean * 1e3
+    )
+    assert ServiceLevel("io", "p95_ms", 6.0).ratio(res) == math.inf  # no class is called "io"
+    h = headroom(run, [level], low=0.5, high=9.9, start=1.0, replications=2, tolerance=0.01)
+    exact = (1000 - math.log(20) / 0.006) / 100
+    assert h.mean == pytest.approx(exact, rel=0.03)
+    ms = sorted(set(h.evaluations.filter(pl.col("seed") == 1)["multiplier"]))
+    assert ms[:3] == [1.0, 2.0, 4.0] and 8.0 in ms and all(4.0 <= m <= 8.0 for m in ms[3:])
+    assert not h.censored
+
+
+class _Curve(Station):
+    """A station that reports leaving its valid range above a load of 1,000 IO/s."""
+
+    def stats(self, elapsed):
+        return {**super().stats(elapsed), BEYOND_RANGE: float(self.completed / elapsed > 1000)}
+
+
+def test_leaving_a_valid_range_stops_the_search_and_censors_the_answer():
+    """A 0.1 ms server meets a 5 ms mean up to 9,800 IO/s (m = 98 at 100/s x m), but it is valid only
+    up to 1,000 IO/s (m = 10): the range, not the level, stops the search, and the answer is censored."""
+
+    def run(m, seed):
+        disk = _Curve("curve", Exponential(1e-4), servers=1)
+        src = OpenSource("io", disk, SAMPLER, rate=100.0 * m, cls="io")
+        return simulate(disk, [src], duration=20.0, warmup=1.0, seed=seed, progress=False)
+
+    h = headroom(run, [ServiceLevel("io", "mean_ms", 5.0)], low=1.0, high=50.0, start=2.0, replications=2)
+    assert h.censored and h.fails_first == "curve: beyond its published range"
+    assert h.mean == pytest.approx(10.0, rel=0.03)

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from storagelab.workload_mix import WorkloadMix
+
+if TYPE_CHECKING:
+    from storagelab.architecture_comparison import Candidate
 
 StudyId = Literal["nexgen", "vsan", "ds5020", "vplex", "ilio"]
 
@@ -294,6 +299,90 @@ class HostCacheParams(StudyRunParams):
         return self
 
 
+class CandidateSpec(NotebookParams):
+    """An architecture in ``19-compare-architectures``: a preset with overrides (and optionally a placement
+    of workload kinds on its volumes), or a published curve (``family/series``)."""
+
+    label: str = Field(min_length=1, description="the architecture's name in charts")
+    preset: str | None = Field(default=None, description="an architecture preset (storagelab.architectures.PRESETS)")
+    overrides: dict[str, Any] = Field(default={}, description="preset parameters changed, by name (e.g. hosts: 8)")
+    placement: dict[str, list[str]] | None = Field(default=None, description="workload kind -> volumes; default: the preset's")
+    curve: str | None = Field(default=None, description="a published curve: vsan_throughput/<series> or ds5020_response_time/<series>")
+
+    def candidate(self) -> Candidate:
+        """The :class:`~storagelab.architecture_comparison.Candidate` this spec describes."""
+        from storagelab.architecture_comparison import Candidate
+
+        return Candidate(self.label, preset=self.preset, overrides=self.overrides, placement=self.placement,
+                         curve=self.curve)  # fmt: skip
+
+    @model_validator(mode="after")
+    def _builds(self) -> CandidateSpec:
+        self.candidate().check()
+        return self
+
+
+def _default_mix() -> dict[str, Any]:
+    return {
+        "name": "NexGen study mix",
+        "classes": [
+            {"name": "oltp", "workload": "oltp", "size": 4.0, "service_level": {"metric": "p95_ms", "limit_ms": 30.0},
+             "within_min": 5.0, "think_ms": 100.0},
+            {"name": "exchange", "workload": "exchange", "size": 400.0,
+             "service_level": {"metric": "mean_ms", "limit_ms": 20.0}, "within_min": 5.0, "think_ms": 100.0},
+            {"name": "vdi", "workload": "boot_storm", "size": 600.0, "service_level": {"metric": "p95_ms", "limit_ms": 30.0},
+             "within_min": 5.0, "think_ms": 100.0},
+        ],
+    }  # fmt: skip
+
+
+_DEFAULT_CANDIDATES: list[dict[str, Any]] = [
+    {"label": "NexGen N5-150, QoS on", "preset": "NexGen N5-150", "overrides": {"qos": 1}},
+    {"label": "Virtual SAN all-flash, 4 hosts", "preset": "Virtual SAN 5.5, all-flash NVMe"},
+    {"label": "Virtual SAN hybrid (E5 v3), 4 hosts", "preset": "Virtual SAN 5.5, hybrid Xeon E5 v3"},
+    {"label": "XtremIO, 1 X-Brick", "preset": "XtremIO, 1 X-Brick(s)"},
+    {"label": "EqualLogic PS6100E", "preset": "EqualLogic PS6100E"},
+    {"label": "Virtual SAN all-flash, published curve", "curve": "vsan_throughput/all-flash NVMe"},
+]
+_DEFAULT_WHAT_IF: list[dict[str, Any]] = [
+    {"label": "Virtual SAN all-flash, 8 hosts", "preset": "Virtual SAN 5.5, all-flash NVMe", "overrides": {"hosts": 8}},
+]
+
+
+class CompareArchitecturesParams(NotebookParams):
+    """Parameters of ``19-compare-architectures``: the mix with its service levels, the architectures
+    compared, the what-if pair, and how each headroom is searched."""
+
+    notebook: ClassVar[str] = "19-compare-architectures"
+    mix: WorkloadMix = Field(default_factory=lambda: WorkloadMix.model_validate(_default_mix()),
+                             description="the workload mix: name and classes (workload, size, service_level)")  # fmt: skip
+    candidates: list[CandidateSpec] = Field(
+        default_factory=lambda: [CandidateSpec.model_validate(c) for c in _DEFAULT_CANDIDATES], min_length=1,
+        description="the architectures compared (label, and preset with overrides and placement, or curve)",
+    )
+    what_if: list[CandidateSpec] = Field(
+        default_factory=lambda: [CandidateSpec.model_validate(c) for c in _DEFAULT_WHAT_IF], max_length=4,
+        description="what-if architectures, each set beside the candidates built from the same preset",
+    )
+    duration_s: float = Field(default=2.5, gt=0.5, le=3600.0, description="simulated seconds per run")
+    warmup_s: float = Field(default=0.5, ge=0.0, le=600.0, description="simulated seconds discarded first")
+    replications: int = Field(default=2, ge=2, le=50, description="independent searches per architecture")
+    low: float = Field(default=0.125, gt=0.0, le=1.0, description="lowest load multiplier searched")
+    high: float = Field(default=4.0, ge=1.0, le=100.0, description="highest load multiplier searched")
+    tolerance: float = Field(default=0.1, gt=0.0, lt=1.0, description="relative width the bisection stops at")
+    seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
+
+    @model_validator(mode="after")
+    def _runs(self) -> CompareArchitecturesParams:
+        if self.warmup_s >= self.duration_s:
+            raise ValueError(f"warmup_s ({self.warmup_s}) must be shorter than duration_s ({self.duration_s})")
+        labels = [c.label for c in (*self.candidates, *self.what_if)]
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise ValueError(f"candidate labels must be distinct across candidates and what_if; repeated: {dup}")
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
@@ -307,6 +396,7 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "16-data-reduction": DataReductionParams,
     "17-qos-promises": QosPromisesParams,
     "18-host-cache": HostCacheParams,
+    "19-compare-architectures": CompareArchitecturesParams,
 }
 
 

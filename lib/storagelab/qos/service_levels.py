@@ -48,10 +48,11 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from storagelab.kernel.disciplines import Discipline, Job
+from storagelab.kernel.io import IORequest
 
 INF = float("inf")
 
@@ -95,7 +96,9 @@ class ServiceLevels(Discipline):
     """Serve the volume furthest below its targets (see the module docstring). ``levels`` maps an IO
     class (the workload or volume name an IO carries as ``cls``) to its :class:`ServiceLevel`; IOs of
     other classes get ``default``, or, when it is ``None``, are refused with an error naming the class.
-    ``record`` keeps the dispatch log (time, class, wait in s, phase)."""
+    ``key`` names the volume an IO belongs to (default: its ``cls``; an array keys by LUN, e.g.
+    ``lambda io: luns[io.volume]`` behind :class:`~storagelab.components.extent.Lun`).
+    ``record`` keeps the dispatch log (time, volume, wait in s, phase)."""
 
     def __init__(
         self,
@@ -103,9 +106,11 @@ class ServiceLevels(Discipline):
         *,
         default: ServiceLevel | None = None,
         record: bool = False,
+        key: Callable[[IORequest], str] | None = None,
     ) -> None:
         self.levels = dict(levels)
         self.default, self.record = default, record
+        self.key = key
         self._reset()
 
     def _reset(self) -> None:
@@ -132,7 +137,7 @@ class ServiceLevels(Discipline):
 
     def push(self, job: Job, now: float) -> None:
         io = job[0]
-        v = self._volume(io.cls)
+        v = self._volume(io.cls if self.key is None else self.key(io))
         c = v.level.cost(io.size)
         deadline = now + v.level.max_latency
         tag = max(v.last + c, deadline)
@@ -156,7 +161,8 @@ class ServiceLevels(Discipline):
                 entry[0] = max(entry[0] - c, entry[4])  # never before its own latency deadline
             best.last -= c
         if self.record:
-            self.log.append((now, job[0].cls, now - job[2], phase))
+            io = job[0]
+            self.log.append((now, io.cls if self.key is None else self.key(io), now - job[2], phase))
         return job
 
     def __len__(self) -> int:

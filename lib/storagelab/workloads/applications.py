@@ -40,6 +40,7 @@ __all__ = [
     "BurstThink",
     "Stream",
     "atlantis_vdi_iometer",
+    "backup_stream",
     "boot_storm",
     "combine",
     "dvd_store",
@@ -442,6 +443,24 @@ def iometer_sequential_read(
     # workers x outstanding IOs in flight, reading the LUN front to back.
     stream = Stream(name, volume, SEQ_READ_1M, span, workers=workers, outstanding=outstanding)
     return ApplicationWorkload(name, (stream,), params, "the workers read the LUN as one sequential stream")
+
+
+SEQ_WRITE_1M = AccessSpec(name="1 MB sequential write", sizes=(SizeShare(size=1024 * 1024, pct=100),),
+                          read_pct=0, random_pct=0, align=512)  # fmt: skip
+
+
+def backup_stream(
+    name: str = "backup", *, streams: int = 1, volume: str = "backup", span: int = 1000 * 10**9
+) -> ApplicationWorkload:
+    """Backup-like writing: ``streams`` streams of 1 MiB sequential writes, one outstanding IO each (none
+    of the studies runs one; every number here is an assumption)."""
+    params = {
+        "streams": _assume(streams, "count", "the user's choice: backup jobs writing at once"),
+        "io_size": _assume(1, "MiB", "backup software writes large sequential blocks; 1 MiB as the four-corners "
+                           "sequential test uses"),
+    }  # fmt: skip
+    stream = Stream(name, volume, SEQ_WRITE_1M, span, workers=streams, outstanding=1)
+    return ApplicationWorkload(name, (stream,), params)
 
 
 def vsan_iometer(name: str = "iometer", *, vms: int = 64, volume: str = "datastore") -> ApplicationWorkload:

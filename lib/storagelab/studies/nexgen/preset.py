@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from storagelab import raid
+from storagelab.components.extent import Lun
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
@@ -126,7 +127,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     levels = lun_levels()
     sps = {
         sp: Station(f"storage processor {sp}", service, servers=1,
-                    discipline=ServiceLevels(levels) if qos else None)
+                    discipline=ServiceLevels(levels, key=lambda io: VOLUMES[io.volume]) if qos else None)
         for sp in processors
     }  # fmt: skip
     n_ports = int(p["iscsi_ports"].value)
@@ -149,7 +150,8 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         on_sp[sp] += 1
         share = p["vdi_flash_share" if vol in VDI_LUNS else "db_flash_share"].value
         reads = WarmReadCache(f"{vol} reads", cards[sp], disks, share)
-        volumes[vol] = Path(vol, [port, sps[sp], ReadWriteSplit(f"{vol} tiers", reads, writes)])
+        path = Path(vol, [port, sps[sp], ReadWriteSplit(f"{vol} tiers", reads, writes)])
+        volumes[vol] = Lun(f"LUN {vol}", VOLUMES.index(vol), path)  # QoS policies are the LUNs' (Figure 9)
     # the SQL host: vCPUs first, then (scenario 2) each VM's ioTurbine cache on the host's ioDrive2
     vcpus = Station("SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value))
     cache_on = bool(p["host_cache"].value)

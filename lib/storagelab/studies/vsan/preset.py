@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from storagelab import raid
 from storagelab.components.cluster import ReplicatedCluster
+from storagelab.components.extent import Extent
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
+from storagelab.devices import SSD
 from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
+from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
 
@@ -92,6 +95,13 @@ def params(configuration: str) -> dict[str, Param]:
     return p  # fmt: skip
 
 
+def _log(name: str, ssd: SSD) -> Component:
+    """A cache or write-buffer device: its frames hold whatever data is cached or buffered, so the
+    datastore's addresses wrap over the device's capacity (a datastore larger than the device)."""
+    drive = flash_drive(name, ssd)
+    return drive if ssd.capacity is None else Extent(f"{name} frames", drive, length=ssd.capacity, wrap=True)
+
+
 def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology:
     """A Virtual SAN datastore (volume ``datastore``) in one of :data:`CONFIGURATIONS`; any parameter
     of :func:`params` can be overridden by name (``vsan("all-flash NVMe", hosts=8)``)."""
@@ -104,10 +114,10 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
         if configuration == "all-flash NVMe":
             capacity = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
             reads = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), capacity)
-            writes = flash_drive(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
+            writes = _log(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
             tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
         else:
-            ssd = flash_drive(f"host {h} S3700 cache", p.device("cache_device"))
+            ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
             hdds = [
                 Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline="elevator")
                 for i in range(per_host)

@@ -1,0 +1,67 @@
+"""Address spaces: an extent (a region of another component's address space, as a component of its own)
+and a LUN (a number the IOs addressed to it carry).
+
+A virtual disk on a shared datastore or LUN occupies the bytes ``[offset, offset + length)`` of it: an
+IO at byte ``a`` of the extent is an IO at byte ``offset + a`` of the target. With ``wrap`` the extent's
+addresses are taken modulo ``length`` first: the shape of a log-structured write buffer or a cache
+device, whose frames are reused whatever the data's address (an IO that would cross the end starts at
+frame 0).
+"""
+
+from __future__ import annotations
+
+from simpy.events import Event
+
+from storagelab.kernel.component import Component
+from storagelab.kernel.io import IORequest
+
+
+class Extent(Component):
+    """``length`` bytes of ``target`` from byte ``offset`` (see the module docstring)."""
+
+    def __init__(self, name: str, target: Component, *, offset: int = 0, length: int | None = None,
+                 wrap: bool = False) -> None:  # fmt: skip
+        super().__init__(name)
+        if offset < 0 or (length is not None and length <= 0):
+            raise ValueError(
+                f"extent {name!r}: offset must be >= 0 and length > 0 bytes, got {offset}, {length}"
+            )
+        if wrap and length is None:
+            raise ValueError(f"extent {name!r}: wrap needs a length")
+        self.target, self.offset, self.length, self.wrap = target, offset, length, wrap
+
+    def children(self) -> list[Component]:
+        return [self.target]
+
+    def submit(self, io: IORequest) -> Event:
+        a = io.address
+        if self.wrap:
+            a %= self.length
+            if a + io.size > self.length:
+                a = 0
+        elif self.length is not None and a + io.size > self.length:
+            raise ValueError(
+                f"extent {self.name!r}: IO [{a}, {a + io.size}) runs past its length {self.length} bytes"
+            )
+        io.address = a + self.offset
+        return self.target.submit(io)
+
+
+class Lun(Component):
+    """A logical unit: IOs addressed to it carry its ``number`` (in :attr:`IORequest.volume`, as a SCSI
+    command carries its LUN), so that the array behind can tell its LUNs apart whatever the IO's class
+    (per-LUN QoS keys on it), and pass on to ``target``."""
+
+    def __init__(self, name: str, number: int, target: Component) -> None:
+        super().__init__(name)
+        self.number, self.target = number, target
+
+    def children(self) -> list[Component]:
+        return [self.target]
+
+    def submit(self, io: IORequest) -> Event:
+        io.volume = self.number
+        return self.target.submit(io)
+
+
+__all__ = ["Extent", "Lun"]

@@ -1,0 +1,125 @@
+"""The workload mix as data, its placement on an architecture's volumes, and the comparison of
+architectures on it (checked end to end on a published curve whose answer is known in closed form)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import polars as pl
+import pytest
+
+from storagelab.architecture_comparison import Candidate, Settings, _curve_fit, compare, default_placement
+from storagelab.architectures import build
+from storagelab.workload_mix import WorkloadMix
+
+MIX = {
+    "name": "test mix",
+    "classes": [
+        {"name": "oltp", "workload": "oltp", "size": 4, "service_level": {"metric": "p95_ms", "limit_ms": 30}},
+        {"name": "mail", "workload": "exchange", "size": 400, "service_level": {"metric": "mean_ms", "limit_ms": 20}},
+        {"name": "vdi", "workload": "boot_storm", "size": 600, "within_min": 5,
+         "service_level": {"metric": "p95_ms", "limit_ms": 30}},
+    ],
+}  # fmt: skip
+
+
+def test_a_bad_mix_file_names_the_file_the_key_and_what_is_allowed(tmp_path):
+    path = tmp_path / "mix.yaml"
+    path.write_text(
+        "mix:\n  name: m\n  classes:\n    - {name: a, workload: oltpp, size: 0, service_level: {metric: p95, limit_ms: 1}}\n"
+    )
+    with pytest.raises(ValueError) as err:
+        WorkloadMix.from_yaml(path)
+    text = str(err.value)
+    assert str(path) in text and "classes.0.workload" in text and "'oltp', 'exchange'" in text
+    assert "classes.0.size" in text and "greater than 0" in text and "pNN_ms" in text
+    with pytest.raises(ValueError, match="class names must be distinct"):
+        WorkloadMix.from_mapping({**MIX, "classes": [MIX["classes"][0], MIX["classes"][0]]})
+    with pytest.raises(ValueError, match="not found"):
+        WorkloadMix.from_yaml(tmp_path / "nope.yaml")
+
+
+def test_the_multiplier_scales_every_class_and_a_split_class_is_measured_as_one():
+    mix = WorkloadMix.from_mapping(MIX)
+    placement = default_placement("NexGen N5-150", build("NexGen N5-150").volumes)
+    one, two = (mix.workload(placement, m) for m in (1.0, 2.0))
+    by_name = lambda w: {s.name: s for s in w.streams}  # noqa: E731
+    a, b = by_name(one), by_name(two)
+    assert a["oltp"].workers == 48 and b["oltp"].workers == 96  # 4 VMs x 12 threads, then 8 VMs
+    assert b["mail"].rate == pytest.approx(2 * a["mail"].rate)
+    pools = [f"vdi @ vdt-{x}" for x in "abcd"]
+    # the storm's plateau: 600 desktops in 5 min at 13,660 IOs per boot, a quarter on each VDI LUN
+    rate = 600 / (300 - 12) * 13_660
+    assert sum(a[p].rate for p in pools) == pytest.approx(rate) and a[pools[0]].schedule is None
+    levels = {lv.cls: lv for lv in mix.service_levels(placement)}
+    assert levels["vdi"].members == tuple(pools) and levels["oltp"].members == ("oltp",)
+
+
+def test_classes_sharing_a_volume_get_extents_one_after_another():
+    mix = WorkloadMix.from_mapping(MIX)
+    top = build("XtremIO, 1 X-Brick(s)")
+    sources = mix.sources(top.volumes, default_placement("XtremIO", top.volumes))
+    extents = [s.target for s in sources]
+    assert next(e.offset for e in extents) == 0
+    for prev, cur in itertools.pairwise(extents):
+        assert cur.offset >= prev.offset + prev.length and cur.offset % (1 << 20) == 0
+    assert {e.target.name for e in extents} == {top.volumes["lun"].name}
+    with pytest.raises(ValueError, match="placement has no volume for workload 'boot_storm'"):
+        mix.workload({"oltp": ["lun"], "exchange": ["lun"]})
+    with pytest.raises(ValueError, match="several volumes"):
+        default_placement("DS5020 Express", build("DS5020 Express").volumes)
+
+
+def test_compare_finds_the_closed_form_headroom_of_a_published_response_time_law():
+    """Exchange alone (0.24 IOPS per mailbox, Poisson) on the station built from the DS5020 Jetstress law
+    R = S / (1 - X/Xsat): the mean response stays under L up to X = Xsat (1 - S/L). With L = 15 ms that
+    lies inside the published throughputs; with L = 19 ms it lies past the last published point, so the
+    answer there is censored at that point."""
+    fit = _curve_fit("ds5020_response_time/Jetstress")
+    s, xsat = (
+        next(p.estimate for p in fit.parameters if p.name == n)
+        for n in ("service_time", "saturation_throughput")
+    )
+    top = float(fit.points["x"].max())
+    mailboxes = 10_000
+    base = 0.24 * mailboxes
+
+    def mix(limit):
+        return WorkloadMix.from_mapping({"name": "mail", "classes": [
+            {"name": "mail", "workload": "exchange", "size": mailboxes, "service_level": {"metric": "mean_ms", "limit_ms": limit}}]})  # fmt: skip
+
+    settings = Settings(duration_s=20.0, warmup_s=2.0, replications=2, low=0.125, high=4.0, tolerance=0.02)
+    curve = Candidate("DS5020 curve", curve="ds5020_response_time/Jetstress")
+    result = compare(mix(15.0), [curve], settings, scheduler="synchronous")
+    t = result.table()
+    fitted = t.filter(pl.col("bound") == "fit").row(0, named=True)
+    exact = xsat * (1 - s / 15.0) / base
+    assert exact * base < top and fitted["status"] == "found"
+    assert fitted["headroom"] == pytest.approx(exact, rel=0.03)
+    assert fitted["low"] <= exact * 1.01 and fitted["high"] >= exact * 0.99
+    assert fitted["fails_first"] == "mail mean_ms <= 15 ms"
+    lower, upper = (t.filter(pl.col("bound") == b)["headroom"][0] for b in ("lower", "upper"))
+    assert lower < fitted["headroom"] < upper or math.isclose(upper, top / base, rel_tol=0.03)
+    wide = (
+        compare(mix(19.0), [curve], settings, scheduler="synchronous")
+        .table()
+        .filter(pl.col("bound") == "fit")
+    )
+    assert xsat * (1 - s / 19.0) > top
+    assert wide["status"][0] == "at least (the published range ends)"
+    assert wide["headroom"][0] == pytest.approx(top / base, rel=0.03)
+
+
+def test_bad_candidates_are_refused_before_any_run():
+    mix = WorkloadMix.from_mapping(MIX)
+    with pytest.raises(ValueError, match="exactly one of preset and curve"):
+        Candidate("x")
+    with pytest.raises(ValueError, match="family/series"):
+        Candidate("x", curve="vsan")
+    with pytest.raises(ValueError, match="not found"):
+        compare(mix, [Candidate("x", curve="vsan_throughput/hybrid nope")])
+    with pytest.raises(ValueError, match="placement names volumes"):
+        compare(mix, [Candidate("x", preset="XtremIO, 1 X-Brick(s)", placement={"oltp": ["nope"]})])
+    with pytest.raises(ValueError, match="distinct labels"):
+        compare(mix, [Candidate("x", preset="XtremIO, 1 X-Brick(s)")] * 2)
