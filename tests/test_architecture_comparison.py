@@ -123,3 +123,17 @@ def test_bad_candidates_are_refused_before_any_run():
         compare(mix, [Candidate("x", preset="XtremIO, 1 X-Brick(s)", placement={"oltp": ["nope"]})])
     with pytest.raises(ValueError, match="distinct labels"):
         compare(mix, [Candidate("x", preset="XtremIO, 1 X-Brick(s)")] * 2)
+
+
+def test_a_mix_whose_data_does_not_fit_is_reported_not_run():
+    """2,000 desktops' change disks (8 TB) and the rest on a 4-host all-flash Virtual SAN: with two
+    copies its 16 x 800 GB hold 6.4 TB, so the comparison says it cannot host the mix, and why."""
+    mix = WorkloadMix.from_mapping({"name": "big", "classes": [
+        {"name": "desktops", "workload": "vdi_steady", "size": 2000, "service_level": {"metric": "p95_ms", "limit_ms": 20}}]})  # fmt: skip
+    settings = Settings(duration_s=0.6, warmup_s=0.1, replications=2)
+    t = compare(
+        mix, [Candidate("vsan", preset="Virtual SAN 5.5, all-flash NVMe")], settings, scheduler="synchronous"
+    )
+    row = t.table().row(0, named=True)
+    assert row["status"] == "cannot host" and "runs past the capacity" in row["fails_first"]
+    assert row["headroom"] is None

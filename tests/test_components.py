@@ -9,6 +9,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+import simpy
 
 from storagelab import devices, raid
 from storagelab.components.cache import ReadCache, WriteBackBuffer
@@ -27,7 +28,8 @@ from storagelab.kernel import (
     Path,
     Station,
 )
-from storagelab.kernel.component import completion_in
+from storagelab.kernel.component import Component, RunContext, completion_in
+from storagelab.kernel.randomness import RandomStreams
 from storagelab.simulation import simulate
 from storagelab.workloads import AccessSpec
 
@@ -653,3 +655,35 @@ def test_two_stations_cannot_share_one_disk_model():
     a, b = Station("a", disk, discipline="sstf"), Station("b", disk, discipline="sstf")
     with pytest.raises(ValueError, match="share one HDD device model"):
         simulate(Path("ab", [a, b]), [OpenSource("r", a, FixedSampler(), rate=10.0)], duration=0.1, progress=False)
+
+
+def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
+    """Four nodes, two copies of each 1 MiB region: copy k of region r lands on node (r + k) % 4 at
+    node-local region (r // 4) * 2 + k; every node's addresses are distinct and stay under half the
+    cluster's (4 nodes hold 2x what one node addresses)."""
+    class Node(Component):
+        def on_bind(self):
+            self.seen = []
+
+        def submit(self, io):
+            self.seen.append((io.address, io.is_read))
+            return completion_in(self.env, 1e-4, io)
+
+    mib = 1 << 20
+    nodes = [Node(f"n{i}") for i in range(4)]
+    cluster = ReplicatedCluster("c", nodes, replicas=2, placement_bytes=mib, compact=True)
+    env = simpy.Environment()
+    cluster.bind(RunContext(env=env, streams=RandomStreams(1)))
+    regions = 64
+    for r in range(regions):
+        cluster.submit(IORequest(is_read=False, size=4096, address=r * mib + 8192))
+        cluster.submit(IORequest(is_read=True, size=4096, address=r * mib + 8192))
+    env.run()
+    r = 13
+    assert (((r // 4) * 2 + 0) * mib + 8192, False) in nodes[r % 4].seen
+    assert (((r // 4) * 2 + 1) * mib + 8192, False) in nodes[(r + 1) % 4].seen
+    assert (((r // 4) * 2 + 0) * mib + 8192, True) in nodes[r % 4].seen  # reads: the primary copy
+    for n in nodes:
+        writes = [a for a, is_read in n.seen if not is_read]
+        assert len(writes) == regions * 2 // 4 == len(set(writes))
+        assert max(writes) < regions * mib * 2 // 4

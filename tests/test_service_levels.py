@@ -1,5 +1,5 @@
 """The service-level scheduler's promises (minimum floor, latency target, oversubscribed minimums, no
-hoarding, determinism) over sliding windows of seeded runs, the NexGen policy table read from the
+hoarding, determinism, a cap when a level has one) over sliding windows of seeded runs, the NexGen policy table read from the
 dataset, and the promise broken the way a policy table sized for a bigger array breaks it."""
 
 from __future__ import annotations
@@ -208,3 +208,48 @@ def test_the_nexgen_policy_table_comes_from_the_dataset():
     )
     assert (p5.min_iops, p5.min_bandwidth, p5.max_latency, p5.priority) == (1_500, 37e6, 0.250, 3)
     assert {lv.level for lv in table.values()} == {"Mission-critical", "Business-critical", "Non-critical"}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_capped_volume_never_exceeds_its_maximum_in_any_window(seed):
+    """A volume with a 100 IOPS cap (and a 10 ms target it cannot meet at that cap), 16 IOs outstanding,
+    beside an uncapped backlogged neighbour, exponential service: in every window of 10 ms, 100 ms and
+    1 s it is served at most 100 x T + 1 IOs, and its neighbour takes the rest of the station. Requests go
+    at least 10 ms apart from each dispatch (that is what the window bound needs), and when the cap
+    allows the next one the station is busy with the neighbour, so each waits a residual service (1 ms
+    mean, memoryless) more: 1 / 11 ms = 90.9 IOPS. Alone, it is dispatched exactly 10 ms apart: the
+    scheduler names the time the next IO may go."""
+    levels = {
+        "capped": ServiceLevel(500, BIG, 0.010, max_iops=100),
+        "free": _level(100, 100),
+    }
+    disc, _ = _run(levels, seed=seed, duration=3.0)
+    times = _times(disc, "capped")
+    for window in (0.01, 0.1, 1.0):
+        grid = np.arange(0.0, 3.0 - window, window / 10)
+        most = max(np.searchsorted(times, a + window, side="right") - np.searchsorted(times, a) for a in grid)
+        assert most <= 100 * window + 1, window
+    assert len(times) / 3.0 == pytest.approx(1 / (0.010 + SERVICE_S), rel=0.03)
+    assert len(_times(disc, "free")) / 3.0 > 800  # the cap leaves the station to the neighbour
+
+    alone, _ = _run({"capped": levels["capped"]}, seed=seed, duration=0.5, service=Deterministic(SERVICE_S))
+    gaps = np.diff(_times(alone, "capped"))
+    assert gaps == pytest.approx(np.full(len(gaps), 0.010), abs=1e-12)
+
+
+def test_a_bandwidth_cap_holds_and_a_cap_is_validated():
+    """A 1 MB/s cap on 64 KiB requests: about 15 requests a second, never more than 1 MB x T plus one
+    request in a window; a cap of zero is refused with the key named."""
+    levels = {"capped": ServiceLevel(500, BIG, 0.010, max_bandwidth=1e6)}
+
+    def sources(disk):
+        return [ClosedSource("capped", disk, FixedSampler(size=65536, span=10**9), workers=8, cls="capped")]
+
+    disc, _ = _run(levels, sources=sources, service=Deterministic(SERVICE_S), duration=2.0)
+    times = _times(disc, "capped")
+    assert len(times) * 65536 / 2.0 == pytest.approx(1e6, rel=0.05)
+    for a in np.arange(0.0, 1.5, 0.01):
+        n = np.searchsorted(times, a + 0.5, side="right") - np.searchsorted(times, a)
+        assert n * 65536 <= 1e6 * 0.5 + 65536
+    with pytest.raises(ValueError, match="max_iops"):
+        ServiceLevel(100, BIG, 0.01, max_iops=0)

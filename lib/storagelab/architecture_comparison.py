@@ -32,6 +32,7 @@ import altair as alt
 import polars as pl
 
 from storagelab.curves.base import CurveFit
+from storagelab.devices import CapacityExceeded
 from storagelab.headroom import Headroom, OutsideBracket, headroom
 from storagelab.kernel.component import Component
 from storagelab.simulation import SimulationResult, simulate
@@ -147,7 +148,7 @@ class Settings:
     discarded), ``replications``, the multiplier bracket ``[low, high]`` walked from ``start``, the
     bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``."""
 
-    duration_s: float = 2.5
+    duration_s: float = 2.0
     warmup_s: float = 0.5
     replications: int = 2
     low: float = 0.125
@@ -177,6 +178,10 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
     try:
         h: Headroom = headroom(run, levels, low=s.low, high=s.high, start=s.start, replications=s.replications,
                                seed=s.seed, tolerance=s.tolerance, confidence=s.confidence)  # fmt: skip
+    except CapacityExceeded as err:  # the mix's data does not fit where the placement puts it
+        row.update(headroom=None, low=None, high=None, status="cannot host", fails_first=str(err),
+                   bottleneck="", bottleneck_utilisation=None)  # fmt: skip
+        return {"row": row, "evaluations": None}
     except OutsideBracket as err:
         status = "fails at the lowest load" if err.side == "low" else "holds at the highest load"
         row.update(headroom=err.multiplier, low=None, high=None, status=status, fails_first=str(err).split(" (seed")[0],
@@ -252,7 +257,7 @@ class Comparison:
         an answer that is a bound (the published range ends, or the search's bracket) drawn as a triangle."""
         from storagelab import charts
 
-        t = self.table()
+        t = self.table().filter(pl.col("headroom").is_not_null())  # "cannot host": no number to draw
         if labels is not None:
             t = t.filter(pl.col("architecture").is_in(list(labels)))
         t = t.with_columns(

@@ -40,6 +40,10 @@ DATASHEET_BLOCK = 4096
 _BLOCK = 4096  # variates drawn per numpy call on the per-IO path
 
 
+class CapacityExceeded(ValueError):
+    """An IO addressed past a device's capacity: the data placed on it does not fit."""
+
+
 def _param(name: str, p: object, quantity: str, low: float, high: float = math.inf) -> float:
     """Check that ``p`` is a :class:`Param` measuring ``quantity`` with SI value in [low, high]."""
     if not isinstance(p, Param):
@@ -321,7 +325,7 @@ class HDD:
     def cylinder(self, address: int) -> int:
         """The cylinder holding byte ``address`` (linear mapping of capacity onto cylinders)."""
         if not 0 <= address < self.capacity:
-            raise ValueError(f"{self.name}: address must be in [0, {self.capacity}) bytes, got {address}")
+            raise CapacityExceeded(f"{self.name}: address must be in [0, {self.capacity}) bytes, got {address}")
         return address * self.cylinders // self.capacity
 
     def seek_distance(self, address: int) -> int:
@@ -337,7 +341,7 @@ class HDD:
         end = address + size
         if size <= 0 or address < 0 or end > self.capacity:
             _check_io(self.name, size, address)
-            raise ValueError(
+            raise CapacityExceeded(
                 f"{self.name}: IO [{address}, {end}) runs past the capacity {self.capacity} bytes"
             )
         t = self.overhead + size / (self.media_rate + self._rate_slope * address)
@@ -455,7 +459,7 @@ class SSD:
         """Seconds one internal unit spends on this IO."""
         if size <= 0 or address < 0 or (self.capacity is not None and address + size > self.capacity):
             _check_io(self.name, size, address)
-            raise ValueError(
+            raise CapacityExceeded(
                 f"{self.name}: IO [{address}, {address + size}) runs past the capacity {self.capacity} bytes"
             )
         if is_read:

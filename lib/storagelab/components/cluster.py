@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from simpy.events import Event
 
-from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
 
@@ -21,6 +21,12 @@ class ReplicatedCluster(Component):
     The region at byte ``a`` has its primary on node ``(a // placement_bytes) % n`` and its other
     copies on the following nodes. Reads go to one copy (the primary, or round-robin over copies with
     ``read_policy="round-robin"``); writes go to every copy and complete when all have.
+
+    With ``compact`` each node addresses only what it holds: its copies of the regions, packed one after
+    another (copy ``k`` of region ``r`` at node-local region ``(r // n) * replicas + k``), so a cluster of
+    ``n`` nodes holds ``n / replicas`` times what one node does, as a hyper-converged datastore does.
+    Without it every node sees the cluster's addresses (nodes that are whole systems, e.g. one desktop
+    host each).
     """
 
     def __init__(
@@ -30,6 +36,7 @@ class ReplicatedCluster(Component):
         replicas: int = 2,
         placement_bytes: int = 1 << 20,
         read_policy: str = "primary",
+        compact: bool = False,
     ) -> None:
         super().__init__(name)
         if not 1 <= replicas <= len(nodes):
@@ -44,6 +51,7 @@ class ReplicatedCluster(Component):
             )
         self.nodes = list(nodes)
         self.replicas, self.placement_bytes, self.read_policy = replicas, placement_bytes, read_policy
+        self.compact = compact
         self._rr = 0
         self.reset_stats()
 
@@ -71,17 +79,26 @@ class ReplicatedCluster(Component):
     def submit_timed(self, io: IORequest) -> float:
         """When every node is timed: the completion time of ``io`` (the latest of its copies)."""
         nodes = self.nodes
-        if io.is_read and self.read_policy == "primary":
+        if io.is_read and self.read_policy == "primary" and not self.compact:
             self.node_ios += 1
             return nodes[(io.address // self.placement_bytes) % len(nodes)].submit_timed(io)
         targets = self._targets(io)
         self.node_ios += len(targets)
-        done = nodes[targets[0]].submit_timed(io)
+        done = nodes[targets[0]].submit_timed(self._local(io, targets[0]))
         for k in targets[1:]:
-            t = nodes[k].submit_timed(io)
+            t = nodes[k].submit_timed(self._local(io, k))
             if t > done:
                 done = t
         return done
+
+    def _local(self, io: IORequest, node: int) -> IORequest:
+        """``io`` as node ``node`` sees it: itself, or with ``compact`` a member IO at the node's address."""
+        if not self.compact:
+            return io
+        n, size = len(self.nodes), self.placement_bytes
+        region, offset = divmod(io.address, size)
+        copy = (node - region) % n
+        return io.child(address=((region // n) * self.replicas + copy) * size + offset)
 
     def submit(self, io: IORequest) -> Event:
         if self.timed:
@@ -90,8 +107,13 @@ class ReplicatedCluster(Component):
         targets = self._targets(io)
         self.node_ios += len(targets)
         if io.is_read:
-            return self.nodes[targets[0]].submit(io)
-        return join_all(self.env, [self.nodes[k].submit(io.child()) for k in targets], io)
+            if not self.compact:
+                return self.nodes[targets[0]].submit(io)
+            done = Event(self.env)
+            self.nodes[targets[0]].submit(self._local(io, targets[0])).callbacks.append(lambda _e: fire(done, io))
+            return done
+        parts = [self.nodes[k].submit(self._local(io, k) if self.compact else io.child()) for k in targets]
+        return join_all(self.env, parts, io)
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return {"node_ios": float(self.node_ios)}

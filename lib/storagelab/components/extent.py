@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from simpy.events import Event
 
+from storagelab.devices import CapacityExceeded
 from storagelab.kernel.component import Component
 from storagelab.kernel.io import IORequest
 
@@ -40,7 +41,7 @@ class Extent(Component):
             if a + io.size > self.length:
                 a = 0
         elif self.length is not None and a + io.size > self.length:
-            raise ValueError(
+            raise CapacityExceeded(
                 f"extent {self.name!r}: IO [{a}, {a + io.size}) runs past its length {self.length} bytes"
             )
         io.address = a + self.offset

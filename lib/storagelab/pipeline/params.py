@@ -364,7 +364,7 @@ class CompareArchitecturesParams(NotebookParams):
         default_factory=lambda: [CandidateSpec.model_validate(c) for c in _DEFAULT_WHAT_IF], max_length=4,
         description="what-if architectures, each set beside the candidates built from the same preset",
     )
-    duration_s: float = Field(default=2.5, gt=0.5, le=3600.0, description="simulated seconds per run")
+    duration_s: float = Field(default=2.0, gt=0.5, le=3600.0, description="simulated seconds per run")
     warmup_s: float = Field(default=0.5, ge=0.0, le=600.0, description="simulated seconds discarded first")
     replications: int = Field(default=2, ge=2, le=50, description="independent searches per architecture")
     low: float = Field(default=0.125, gt=0.0, le=1.0, description="lowest load multiplier searched")

@@ -40,8 +40,14 @@ What that gives (``tests/test_service_levels.py`` checks each over sliding windo
 4. **no hoarding**: a volume back from idle gets no catch-up for the idle time;
 5. **determinism**.
 
-Service levels impose no maximum (the policies have none): pair with a
-:class:`~storagelab.qos.token_bucket.TokenBucket` for a cap.
+The study's policies impose no maximum. A level may carry one (``max_iops``, ``max_bandwidth``: a cap
+as hypervisors and later arrays offer it): a volume's requests are then dispatched at least ``max(1 /
+max_iops, size / max_bandwidth)`` apart, spaced from each dispatch, so a volume served late cannot
+catch up in a burst above its cap; the station idles (the kernel's hold-back hook) until
+:meth:`ServiceLevels.next_eligible`, the exact time a capped head may go. That gives
+
+6. **hard limit**: in any window ``T`` a capped volume is served at most ``max_iops x T + 1``
+   requests (at most ``max_bandwidth x T`` bytes plus one request), whatever the load.
 """
 
 from __future__ import annotations
@@ -61,7 +67,8 @@ INF = float("inf")
 class ServiceLevel:
     """A volume's QoS policy: ``min_iops`` (IO/s), ``min_bandwidth`` (bytes/s) and ``max_latency`` (s),
     with the policy's name and service level (e.g. ``"Policy 1"``, ``"Mission-critical"``) and the
-    level's ``priority`` under contention (1 is served first)."""
+    level's ``priority`` under contention (1 is served first). ``max_iops`` (IO/s) and
+    ``max_bandwidth`` (bytes/s) cap the volume (default: no cap, as in the study's policies)."""
 
     min_iops: float
     min_bandwidth: float
@@ -69,6 +76,8 @@ class ServiceLevel:
     name: str = ""
     level: str = ""
     priority: int = 1
+    max_iops: float = INF
+    max_bandwidth: float = INF
 
     def __post_init__(self) -> None:
         if not (self.min_iops > 0 and self.min_bandwidth > 0 and self.max_latency > 0):
@@ -76,6 +85,21 @@ class ServiceLevel:
                 f"service level {self.name or self}: min_iops (IO/s), min_bandwidth (bytes/s) and max_latency (s) "
                 f"must all be > 0, got {self.min_iops!r}, {self.min_bandwidth!r}, {self.max_latency!r}"
             )
+        if not (self.max_iops > 0 and self.max_bandwidth > 0):
+            raise ValueError(
+                f"service level {self.name or self}: max_iops (IO/s) and max_bandwidth (bytes/s) must be > 0 "
+                f"(inf = no cap), got {self.max_iops!r}, {self.max_bandwidth!r}"
+            )
+
+    @property
+    def capped(self) -> bool:
+        """Whether the level caps its volume (a finite ``max_iops`` or ``max_bandwidth``)."""
+        return self.max_iops < INF or self.max_bandwidth < INF
+
+    def spacing(self, size: int) -> float:
+        """Seconds a capped volume waits after dispatching a request of ``size`` bytes before the
+        next may go: the larger of ``1 / max_iops`` and ``size / max_bandwidth`` (0 without a cap)."""
+        return max(1.0 / self.max_iops, size / self.max_bandwidth)
 
     def cost(self, size: int) -> float:
         """Seconds of this volume's minimum rate one request of ``size`` bytes uses: the larger of
@@ -84,12 +108,13 @@ class ServiceLevel:
 
 
 class _Volume:
-    __slots__ = ("last", "level", "queue")
+    __slots__ = ("allowed", "last", "level", "queue")
 
     def __init__(self, level: ServiceLevel) -> None:
         self.level = level
         self.queue: deque[list] = deque()  # [tag, cost, seq, job, latency deadline]
         self.last = -INF
+        self.allowed = -INF  # a capped volume's next request may not go before this time (s)
 
 
 class ServiceLevels(Discipline):
@@ -148,13 +173,17 @@ class ServiceLevels(Discipline):
     def pop(self, now: float) -> Job | None:
         if not self._waiting:
             return None
-        heads = [v for v in self.volumes.values() if v.queue]
+        heads = [v for v in self.volumes.values() if v.queue and v.allowed <= now]
+        if not heads:  # every waiting volume is at its cap: the station idles until next_eligible
+            return None
         if any(v.queue[0][0] <= now for v in heads):  # contention: the most critical level first
             best = min(heads, key=lambda v: (v.level.priority, v.queue[0][0], v.queue[0][2]))
         else:
             best = min(heads, key=lambda v: (v.queue[0][0], v.queue[0][2]))
         tag, c, _s, job, _deadline = best.queue.popleft()
         self._waiting -= 1
+        if best.level.capped:
+            best.allowed = now + best.level.spacing(job[0].size)
         phase = "due" if tag <= now else "ahead"
         if phase == "ahead":  # served early on spare capacity: do not push its later tags ahead
             for entry in best.queue:
@@ -164,6 +193,11 @@ class ServiceLevels(Discipline):
             io = job[0]
             self.log.append((now, io.cls if self.key is None else self.key(io), now - job[2], phase))
         return job
+
+    def next_eligible(self, now: float) -> float | None:
+        """When every waiting volume is at its cap: the earliest time one of them may go again."""
+        times = [v.allowed for v in self.volumes.values() if v.queue]
+        return min(times) if times else None
 
     def __len__(self) -> int:
         return self._waiting

@@ -130,7 +130,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     copies = int(p["copies"].value)
     if copies > len(nodes):
         raise ValueError(f"preset {name!r}: copies ({copies}) cannot exceed hosts ({len(nodes)})")
-    cluster = ReplicatedCluster("vSAN cluster", nodes, replicas=copies, placement_bytes=placement)
+    cluster = ReplicatedCluster("vSAN cluster", nodes, replicas=copies, placement_bytes=placement, compact=True)
     stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
     datastore = Path("datastore", [stack, cluster])
     return Topology(name, {"datastore": datastore}, p)
