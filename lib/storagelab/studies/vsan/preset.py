@@ -7,14 +7,14 @@ A VM's IO passes the vSAN software path and the 10 GbE network (a delay with a l
 the cluster places it: reads on one host holding a copy, writes on both copies (FTT = 1), complete when
 both are done. On a host, an IO is processed by the host's vSAN IO path (one FIFO server) and then by
 its devices. In the hybrid configurations a read hits the host's SSD read cache (70 % of the SSD, 560
-GB, warm) with the probability a demand-filled cache of that size has over the data the host holds
-(:class:`~storagelab.components.tiering.WorkingSetReadCache`: ``min(1, 560 GB / data)``, uniform
-references), and misses read the 10K drives; in the study a host holds at most 64 x 7.5 GB x 2 copies
-/ 4 hosts = 240 GB, so every read hits, as after the 30-minute ramp. Writes land in the SSD write
-buffer; the test writes less than the 240 GB buffer per host holds, so destaging to the 10K drives is
-left out (a mix that writes for longer than the buffer holds is shown too fast). In the all-flash configuration writes land on the NVMe buffer and reads come
-from the S3500 capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset,
-an SSD of the same family; the S3500's own datasheet was not consulted).
+GB, warm) with the probability an LRU cache of that size has over what the host's VMs read
+(:class:`~storagelab.components.tiering.WorkingSetReadCache`: each IO class's data and share of the
+reads, Che's approximation), and misses read the 10K drives; in the study a host holds at most 64 x
+7.5 GB x 2 copies / 4 hosts = 240 GB, so every read hits, as after the 30-minute ramp. Writes land in
+the SSD write buffer; the test writes less than the 240 GB buffer per host holds, so destaging to the
+10K drives is left out (a mix that writes more than the buffer holds is shown too fast).
+In the all-flash configuration writes land on the NVMe buffer and reads come from the S3500
+capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset, an SSD of the same family; the S3500's own datasheet was not consulted).
 
 The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a parameter: with every VM's
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
