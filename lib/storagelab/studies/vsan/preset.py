@@ -14,7 +14,8 @@ reads, Che's approximation), and misses read the 10K drives; in the study a host
 the SSD write buffer; the test writes less than the 240 GB buffer per host holds, so destaging to the
 10K drives is left out (a mix that writes more than the buffer holds is shown too fast).
 In the all-flash configuration writes land on the NVMe buffer and reads come from the S3500
-capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset, an SSD of the same family; the S3500's own datasheet was not consulted).
+capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset, an SSD of
+the same family; the S3500's own datasheet was not consulted).
 
 The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a parameter: with every VM's
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
