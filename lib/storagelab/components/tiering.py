@@ -6,8 +6,8 @@
   hits with probability ``hit_ratio``. It stands for a cache that, in the studies, was warmed for tens of
   minutes before measurement (longer than a simulation can afford to replay block by block); the
   block-level :class:`~storagelab.components.cache.ReadCache` is the model when the warm-up itself matters.
-- :class:`WorkingSetReadCache`: a warm read cache of a given size whose hit ratio follows from how much
-  data it fronts (the steady state of a demand-filled cache under uniform references).
+- :class:`WorkingSetReadCache`: a warm read cache of a given size whose hit ratios follow from how much
+  data each IO class reads and how often (an LRU cache's steady state, by Che's approximation).
 """
 
 from __future__ import annotations
