@@ -137,3 +137,30 @@ def test_a_mix_whose_data_does_not_fit_is_reported_not_run():
     row = t.table().row(0, named=True)
     assert row["status"] == "cannot host" and "runs past the capacity" in row["fails_first"]
     assert row["headroom"] is None
+
+
+@pytest.mark.parametrize("span_tb, fits", [(8, True), (30, False)])
+def test_the_nexgen_holds_what_its_drives_hold_not_what_its_flash_tier_holds(span_tb, fits):
+    """The N5's 2.4 TB flash tier holds hot data and writes, not an address range: 8 TB of desktops on a
+    VDI LUN (more than the flash, less than the 24 TB of 16 x 3 TB drives in RAID-10) runs, with writes
+    landing on the cards; 30 TB does not fit the drives and is refused."""
+    from storagelab.devices import CapacityExceeded
+    from storagelab.kernel import ClosedSource, FixedSampler
+    from storagelab.simulation import simulate
+    from storagelab.studies.nexgen.preset import nexgen
+
+    topo = nexgen()
+    lun = topo.volumes["vdt-a"]
+    src = ClosedSource(
+        "desktops", lun, FixedSampler(size=4096, read_pct=50, span=span_tb * 10**12), workers=8
+    )
+    if not fits:
+        with pytest.raises(CapacityExceeded, match="LUN vdt-a"):
+            simulate(lun, [src], duration=0.2, seed=1, progress=False)
+        return
+    res = simulate(lun, [src], duration=0.2, seed=1, progress=False)
+    assert res.summary()["count"][0] > 100
+    cards = res.components().filter(
+        pl.col("component").str.contains("^ioMemory [AB]$") & (pl.col("statistic") == "utilisation")
+    )
+    assert cards.height == 2 and (cards["value"] > 0).all()

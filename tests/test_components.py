@@ -658,9 +658,11 @@ def test_two_stations_cannot_share_one_disk_model():
 
 
 def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
-    """Four nodes, two copies of each 1 MiB region: copy k of region r lands on node (r + k) % 4 at
-    node-local region (r // 4) * 2 + k; every node's addresses are distinct and stay under half the
-    cluster's (4 nodes hold 2x what one node addresses)."""
+    """Four nodes, two copies of each 1 MiB region, copies in runs of 4 regions: copy k of region r
+    lands on node (r + k) % 4 at node-local region (j // 4) * 8 + k * 4 + j % 4, j = r // 4; every
+    node's addresses are distinct and stay under half the cluster's (4 nodes hold 2x what one node
+    addresses), and a node's primaries (its reads) take every residue of a 4-way stripe equally (with
+    the copies interleaved region by region they took only the even ones)."""
     class Node(Component):
         def on_bind(self):
             self.seen = []
@@ -671,7 +673,7 @@ def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
 
     mib = 1 << 20
     nodes = [Node(f"n{i}") for i in range(4)]
-    cluster = ReplicatedCluster("c", nodes, replicas=2, placement_bytes=mib, compact=True)
+    cluster = ReplicatedCluster("c", nodes, replicas=2, placement_bytes=mib, compact=True, copy_run=4)
     env = simpy.Environment()
     cluster.bind(RunContext(env=env, streams=RandomStreams(1)))
     regions = 64
@@ -679,11 +681,14 @@ def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
         cluster.submit(IORequest(is_read=False, size=4096, address=r * mib + 8192))
         cluster.submit(IORequest(is_read=True, size=4096, address=r * mib + 8192))
     env.run()
-    r = 13
-    assert (((r // 4) * 2 + 0) * mib + 8192, False) in nodes[r % 4].seen
-    assert (((r // 4) * 2 + 1) * mib + 8192, False) in nodes[(r + 1) % 4].seen
-    assert (((r // 4) * 2 + 0) * mib + 8192, True) in nodes[r % 4].seen  # reads: the primary copy
+    r = 29
+    j = r // 4
+    assert (((j // 4) * 8 + 0 + j % 4) * mib + 8192, False) in nodes[r % 4].seen
+    assert (((j // 4) * 8 + 4 + j % 4) * mib + 8192, False) in nodes[(r + 1) % 4].seen
+    assert (((j // 4) * 8 + 0 + j % 4) * mib + 8192, True) in nodes[r % 4].seen  # reads: the primary copy
     for n in nodes:
         writes = [a for a, is_read in n.seen if not is_read]
         assert len(writes) == regions * 2 // 4 == len(set(writes))
         assert max(writes) < regions * mib * 2 // 4
+        reads = [a // mib % 4 for a, is_read in n.seen if is_read]
+        assert sorted(reads.count(k) for k in range(4)) == [len(reads) // 4] * 4

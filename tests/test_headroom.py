@@ -70,7 +70,7 @@ def test_bad_brackets_and_levels_are_refused():
 
     with pytest.raises(OutsideBracket, match=r"lowest multiplier 9 .* io mean_ms <= 1 ms already fails") as err:
         headroom(run, [ServiceLevel("io", "mean_ms", 1.0)], low=9.0, high=9.5)
-    assert (err.value.side, err.value.multiplier) == ("low", 9.0)
+    assert (err.value.side, err.value.multiplier, err.value.failing) == ("low", 9.0, "io mean_ms <= 1 ms")
     with pytest.raises(OutsideBracket, match="still hold at the highest") as err:
         headroom(run, [ServiceLevel("io", "mean_ms", 50.0)], low=0.1, high=2.0, start=0.3)
     assert (err.value.side, err.value.multiplier) == ("high", 2.0)

@@ -153,13 +153,19 @@ def _bottleneck(res: SimulationResult) -> tuple[str, float]:
 class OutsideBracket(ValueError):
     """The service levels fail already at the bracket's ``low`` end (``side == "low"``) or still hold at
     its ``high`` end (``side == "high"``); ``multiplier`` is that end; ``evaluations``: the runs made
-    (as :attr:`Headroom.evaluations`)."""
+    (as :attr:`Headroom.evaluations`); ``failing``: at the low end, the service level that fails (or
+    the component out of its range)."""
 
     def __init__(
-        self, message: str, side: str, multiplier: float, evaluations: pl.DataFrame | None = None
+        self,
+        message: str,
+        side: str,
+        multiplier: float,
+        evaluations: pl.DataFrame | None = None,
+        failing: str = "",
     ) -> None:
         super().__init__(message)
-        self.side, self.multiplier, self.evaluations = side, multiplier, evaluations
+        self.side, self.multiplier, self.evaluations, self.failing = side, multiplier, evaluations, failing
 
 
 def headroom(
@@ -237,6 +243,7 @@ def headroom(
                 "low",
                 lo,
                 pl.DataFrame(rows),
+                seen[lo, s][1],
             )
         if evaluate(hi, s):
             raise OutsideBracket(

@@ -23,10 +23,15 @@ class ReplicatedCluster(Component):
     ``read_policy="round-robin"``); writes go to every copy and complete when all have.
 
     With ``compact`` each node addresses only what it holds: its copies of the regions, packed one after
-    another (copy ``k`` of region ``r`` at node-local region ``(r // n) * replicas + k``), so a cluster of
-    ``n`` nodes holds ``n / replicas`` times what one node does, as a hyper-converged datastore does.
-    Without it every node sees the cluster's addresses (nodes that are whole systems, e.g. one desktop
-    host each).
+    another, so a cluster of ``n`` nodes holds ``n / replicas`` times what one node does, as a
+    hyper-converged datastore does. A node's ``j``-th region of copy ``k`` (region ``r = j n + (node -
+    k) mod n``) is node-local region ``(j // copy_run) * copy_run * replicas + k * copy_run + j %
+    copy_run``: each copy's regions lie in runs of ``copy_run``, so that whatever a node stripes its
+    addresses over (its capacity devices), every copy, and so the reads of the primaries, spreads over
+    all of them (with runs of one region and two copies, the primaries would take every other region,
+    half the devices of an even stripe). A node addresses at most ``copy_run x replicas`` regions more
+    than it holds. Without ``compact`` every node sees the cluster's addresses (nodes that are whole
+    systems, e.g. one desktop host each).
     """
 
     def __init__(
@@ -37,6 +42,7 @@ class ReplicatedCluster(Component):
         placement_bytes: int = 1 << 20,
         read_policy: str = "primary",
         compact: bool = False,
+        copy_run: int = 64,
     ) -> None:
         super().__init__(name)
         if not 1 <= replicas <= len(nodes):
@@ -51,7 +57,11 @@ class ReplicatedCluster(Component):
             )
         self.nodes = list(nodes)
         self.replicas, self.placement_bytes, self.read_policy = replicas, placement_bytes, read_policy
-        self.compact = compact
+        if isinstance(copy_run, bool) or not isinstance(copy_run, int) or copy_run < 1:
+            raise ValueError(
+                f"cluster {name!r}: copy_run must be an integer >= 1 (regions), got {copy_run!r}"
+            )
+        self.compact, self.copy_run = compact, copy_run
         self._rr = 0
         self.reset_stats()
 
@@ -98,7 +108,9 @@ class ReplicatedCluster(Component):
         n, size = len(self.nodes), self.placement_bytes
         region, offset = divmod(io.address, size)
         copy = (node - region) % n
-        return io.child(address=((region // n) * self.replicas + copy) * size + offset)
+        run, j = divmod(region // n, self.copy_run)
+        local = (run * self.replicas + copy) * self.copy_run + j
+        return io.child(address=local * size + offset)
 
     def submit(self, io: IORequest) -> Event:
         if self.timed:

@@ -51,16 +51,25 @@ class Extent(Component):
 class Lun(Component):
     """A logical unit: IOs addressed to it carry its ``number`` (in :attr:`IORequest.volume`, as a SCSI
     command carries its LUN), so that the array behind can tell its LUNs apart whatever the IO's class
-    (per-LUN QoS keys on it), and pass on to ``target``."""
+    (per-LUN QoS keys on it), and pass on to ``target``. With ``capacity`` (bytes), an IO past it raises
+    :class:`~storagelab.devices.CapacityExceeded`: the data placed on the LUN does not fit where the array
+    keeps it (for a LUN whose data lands on devices only some of the time, as a LUN served from a flash tier,
+    the devices alone would not say so)."""
 
-    def __init__(self, name: str, number: int, target: Component) -> None:
+    def __init__(self, name: str, number: int, target: Component, *, capacity: int | None = None) -> None:
         super().__init__(name)
-        self.number, self.target = number, target
+        if capacity is not None and capacity <= 0:
+            raise ValueError(f"LUN {name!r}: capacity must be > 0 bytes, got {capacity}")
+        self.number, self.target, self.capacity = number, target, capacity
 
     def children(self) -> list[Component]:
         return [self.target]
 
     def submit(self, io: IORequest) -> Event:
+        if self.capacity is not None and io.address + io.size > self.capacity:
+            raise CapacityExceeded(
+                f"{self.name}: IO [{io.address}, {io.address + io.size}) runs past the capacity {self.capacity} bytes"
+            )
         io.volume = self.number
         return self.target.submit(io)
 

@@ -6,10 +6,15 @@
   hits with probability ``hit_ratio``. It stands for a cache that, in the studies, was warmed for tens of
   minutes before measurement (longer than a simulation can afford to replay block by block); the
   block-level :class:`~storagelab.components.cache.ReadCache` is the model when the warm-up itself matters.
+- :class:`WorkingSetReadCache`: a warm read cache of a given size whose hit ratios follow from how much
+  data each IO class reads and how often (an LRU cache's steady state, by Che's approximation).
 """
 
 from __future__ import annotations
 
+import math
+
+from scipy import optimize
 from simpy.events import Event
 
 from storagelab.kernel.component import Component
@@ -69,3 +74,76 @@ class WarmReadCache(Component):
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return {"reads": float(self.reads), "read_hit_ratio": self.hits / self.reads if self.reads else 0.0}
+
+
+class WorkingSetReadCache(WarmReadCache):
+    """A warm read cache of ``capacity`` bytes in front of ``backend``, whose hit ratios follow from the
+    data it fronts and how often each part is read, as an LRU cache's steady state.
+
+    The reads of each IO class are taken as independent references spread uniformly over the bytes
+    that class reads (``D_c``: from its lowest to its highest byte read so far) at the class's share of
+    the reads (``n_c``, its reads so far). Che's approximation of LRU under independent references then
+    gives each class's hit ratio ``h_c = 1 - exp(-n_c t / D_c)``, where the characteristic time ``t``
+    fills the cache: ``sum_c D_c (1 - exp(-n_c t / D_c)) = capacity`` (every class hits when
+    ``sum_c D_c <= capacity``). One class alone hits ``min(1, capacity / D)`` exactly; a small, busy
+    class (a master image during a boot storm) stays resident beside a large, rarely read one (mail
+    databases). The estimates are refreshed every :data:`REFRESH` reads and when a class's range grows;
+    a run's warm-up covers the time they take to settle. References skewed within a class (hot spots)
+    hit more often than this."""
+
+    REFRESH = 256
+
+    def __init__(self, name: str, cache: Component, backend: Component, capacity: int) -> None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
+            raise ValueError(
+                f"read cache {name!r}: capacity must be a positive number of bytes, got {capacity!r}"
+            )
+        super().__init__(name, cache, backend, 1.0)
+        self.capacity = capacity
+
+    def on_bind(self) -> None:
+        super().on_bind()
+        #: per class: [lowest byte read, end of the highest byte read, reads]
+        self.classes: dict[str, list[int]] = {}
+        self.class_hit_ratio: dict[str, float] = {}
+        self._until_refresh = 0
+
+    def class_ratios(self) -> dict[str, float]:
+        """Each class's hit ratio from the ranges and read counts so far (Che's approximation)."""
+        span = {c: hi - lo for c, (lo, hi, _n) in self.classes.items()}
+        if sum(span.values()) <= self.capacity:
+            return dict.fromkeys(self.classes, 1.0)
+        rate = {c: n / span[c] for c, (_lo, _hi, n) in self.classes.items()}
+
+        def excess(t: float) -> float:
+            return sum(d * -math.expm1(-rate[c] * t) for c, d in span.items()) - self.capacity
+
+        hi = 1.0 / max(rate.values())
+        while excess(hi) < 0:
+            hi *= 2.0
+        t = optimize.brentq(excess, 0.0, hi, xtol=1e-12 * hi, rtol=1e-10)
+        return {c: -math.expm1(-rate[c] * t) for c in self.classes}
+
+    def submit(self, io: IORequest) -> Event:
+        if not io.is_read:
+            return self.backend.submit(io)
+        entry = self.classes.get(io.cls)
+        end = io.address + io.size
+        if entry is None:
+            self.classes[io.cls] = [io.address, end, 1]
+            self._until_refresh = 0
+        else:
+            entry[2] += 1
+            if io.address < entry[0] or end > entry[1]:
+                entry[0], entry[1] = min(entry[0], io.address), max(entry[1], end)
+                self._until_refresh = 0
+        self._until_refresh -= 1
+        if self._until_refresh < 0:
+            self.class_hit_ratio = self.class_ratios()
+            self._until_refresh = self.REFRESH
+        self.hit_ratio = self.class_hit_ratio[io.cls]
+        return super().submit(io)
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        data = sum(hi - lo for lo, hi, _n in self.classes.values())
+        return {**super().stats(elapsed), "data_bytes": float(data), "capacity_bytes": float(self.capacity)}

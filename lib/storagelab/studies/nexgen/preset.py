@@ -9,7 +9,9 @@ ordered by the LUNs' service levels, :class:`~storagelab.qos.ServiceLevels`, els
 served), then the tiers. Each storage processor has its own ioMemory card and the cards' contents are
 kept in step, so a write lands on both cards (the test writes about 100 GB over 90 minutes, far less
 than the flash holds, so destaging is left out); a read is served by the processor's card for the LUN's
-flash share and by the drives otherwise. The VDI master image and linked clones are hot (flash); the
+flash share and by the drives otherwise. The cards' frames are reused whatever the data's LUN address
+(the flash is a tier of hot data, not an address range), so how much data the array holds is bounded by
+the drives: 16 x 3 TB in RAID-10, 24 TB. The VDI master image and linked clones are hot (flash); the
 OLTP and Exchange databases are read from the drives.
 
 OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
@@ -22,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from storagelab import raid
-from storagelab.components.extent import Lun
+from storagelab.components.extent import Extent, Lun
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
@@ -135,14 +137,19 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     cards = {}
     for sp in "AB":
         ssd = p.device("flash_device")
-        ssd.capacity = int(p["flash_capacity"].si)  # the volumes' address ranges share the 2.4 TB tier
-        cards[sp] = flash_drive(f"ioMemory {sp}", ssd)
+        ssd.capacity = int(p["flash_capacity"].si)
+        # the tier's frames hold the hot data and the writes whatever their LUN address: the volumes'
+        # addresses wrap over the 2.4 TB (the drives, RAID-10, bound how much data the array holds)
+        card = flash_drive(f"ioMemory {sp}", ssd)
+        cards[sp] = Extent(f"ioMemory {sp} frames", card, length=ssd.capacity, wrap=True)
     n_hdd = int(p["hdd_count"].value)
     if p["hdd_raid"].value != 10 or n_hdd % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even hdd_count, got {n_hdd}")
-    hdds = [Station(f"NL-SAS {i + 1}", p.device("hdd"), discipline="elevator") for i in range(n_hdd)]
+    drives = [p.device("hdd") for _ in range(n_hdd)]
+    hdds = [Station(f"NL-SAS {i + 1}", d, discipline="elevator") for i, d in enumerate(drives)]
     disks = RaidSet("NL-SAS RAID-10", raid.Raid10(n_hdd // 2, int(p["stripe_unit"].si)), hdds)
     writes = Mirror("ioMemory A + B", [cards["A"], cards["B"]])  # both cards hold every write
+    pool = disks.layout.usable_capacity(drives[0].capacity)  # 24 TB: 16 x 3 TB in RAID-10
     volumes, on_sp = {}, {"A": 0, "B": 0}
     for vol in VOLUMES:
         sp = layout[vol]
@@ -151,7 +158,8 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         share = p["vdi_flash_share" if vol in VDI_LUNS else "db_flash_share"].value
         reads = WarmReadCache(f"{vol} reads", cards[sp], disks, share)
         path = Path(vol, [port, sps[sp], ReadWriteSplit(f"{vol} tiers", reads, writes)])
-        volumes[vol] = Lun(f"LUN {vol}", VOLUMES.index(vol), path)  # QoS policies are the LUNs' (Figure 9)
+        # QoS policies are the LUNs' (Figure 9); each LUN is thin in the drives' pool, which bounds its data
+        volumes[vol] = Lun(f"LUN {vol}", VOLUMES.index(vol), path, capacity=pool)
     # the SQL host: vCPUs first, then (scenario 2) each VM's ioTurbine cache on the host's ioDrive2
     vcpus = Station("SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value))
     cache_on = bool(p["host_cache"].value)
