@@ -47,7 +47,7 @@ lint: $(STAMP)
 refresh: $(STAMP)
 	$(BIN)/storagelab refresh
 
-# Re-run the committed quick calibration (the run notebooks 10-14 and the README show; several minutes), then
+# Re-run the committed quick calibration (the run notebooks 10-14 and the README show; a couple of minutes), then
 # regenerate the README's table from it. Commit notebooks/calibration-quick.csv and README.md together.
 calibration: $(STAMP)
 	$(BIN)/storagelab calibrate --quick --out notebooks/calibration-quick.csv > /dev/null

@@ -290,6 +290,20 @@ def test_boot_storm_issues_every_desktops_boot_ios_and_ends_on_time(kwargs):
         assert np.all(s.schedule.rate_scale_at(np.linspace(0, start, 11)) == 0)
 
 
+def test_from_time_starts_each_schedule_there_and_keeps_closed_streams():
+    w = combine("mix", [dvd_store(), boot_storm(desktops=60, power_on_rate=2.0)])
+    later = w.from_time(12.0)
+    assert later.name == "mix from 12 s"
+    closed, storm = later.streams
+    assert closed == w.streams[0]
+    u = np.linspace(0, storm.schedule.duration, 2001)
+    np.testing.assert_allclose(storm.schedule.rate_scale_at(u), w.streams[1].schedule.rate_scale_at(12 + u))
+    assert storm.schedule.rate_scale_at(0.0) == 1.0  # one boot in: every desktop powered on is booting
+    assert (storm.rate, storm.spec) == (w.streams[1].rate, w.streams[1].spec)
+    with pytest.raises(ValueError, match=r"workload 'mix': t must be a time > 0 s, got 0"):
+        w.from_time(0)
+
+
 def test_boot_storm_shorter_power_on_than_one_boot():
     w = boot_storm(desktops=10, power_on_rate=2.0)  # 5 s of power-ons, 12 s boots
     s = only_stream(w)

@@ -359,7 +359,7 @@ def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsa
         app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--workers", "1", "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
-    assert calls == [("vsan", True, 2, 2, 1, 1)]
+    assert calls == [("vsan", True, 2, None, 1, 1)]  # None: calibrate() picks the default
     assert "vsan: first scenario" in result.output
     assert "informative predicted claims within tolerance" in result.output
     assert "Insensitive predicted claims" in result.output and "Derived claims" in result.output
@@ -367,6 +367,18 @@ def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsa
     written = pl.read_csv(out)
     assert tuple(written.columns) == calibration.COLUMNS
     assert written.height == vsan_result.to_frame().height
+
+
+@pytest.mark.parametrize(("quick", "expected"), [(True, (3, 1)), (False, (5, 2))])
+def test_default_replications_per_mode(monkeypatch, quick, expected):
+    seen = []
+
+    def fake(scs, fitted, *, replications, perturbed_replications, **_kw):
+        seen.append((replications, perturbed_replications))
+
+    monkeypatch.setattr(calibration, "run_scenarios", fake)
+    calibration.calibrate("vsan", quick=quick)
+    assert seen == [expected]
 
 
 def test_ilio_fits_are_re_derived_from_the_datasets():

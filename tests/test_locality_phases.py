@@ -195,6 +195,17 @@ def test_storm_over_a_ramp_keeps_the_ramp_shape():
     )
 
 
+@pytest.mark.parametrize("t", [0.0, 30.0, 60.0, 100.0, 239.0])
+def test_after_plays_the_rest_of_the_schedule_from_zero(t):
+    day = boot_day()
+    rest = day.after(t)
+    assert rest.duration == pytest.approx(day.duration - t)
+    u = np.linspace(0, rest.duration, 4001)
+    np.testing.assert_allclose(rest.rate_scale_at(u), day.rate_scale_at(t + u), atol=1e-12)
+    # a phase cut inside keeps its name; phases wholly before t are gone
+    assert [p.name for p in rest.phases] == [p.name for p in day.phases][len(day.phases) - len(rest.phases) :]
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
@@ -209,6 +220,8 @@ def test_storm_over_a_ramp_keeps_the_ramp_shape():
         (lambda: boot_day().rate_scale_at(-1), r"t must be a time in \[0, 240.0\] s, got -1"),
         (lambda: boot_day().rate_scale_at(240.5), r"t must be a time in \[0, 240.0\] s, got 240.5"),
         (lambda: boot_day().rate_scale_at(np.array([1.0, 300.0])), r"t must be times in \[0, 240.0\] s"),
+        (lambda: boot_day().after(240.0), r"t must be a time in \[0, 240.0\) s, got 240.0"),
+        (lambda: boot_day().after(-1), r"t must be a time in \[0, 240.0\) s, got -1"),
         (lambda: boot_day().with_storm(200, 60, 2.0), r"storm window \[200, 260\) s must lie within"),
         (lambda: boot_day().with_storm(0, 60, -2.0), r"multiplier must be a finite number >= 0, got -2.0"),
     ],

@@ -217,8 +217,10 @@ def calibrate(
         int | None, typer.Option(help="independent runs per scenario, >= 2 (default 5, or 3 with --quick)")
     ] = None,
     perturbed_replications: Annotated[
-        int, typer.Option(help="runs per scenario with capacity x0.5 and x2 (the sensitivity check)")
-    ] = 2,
+        int | None,
+        typer.Option(help="runs per scenario with capacity x0.5 and x2, the sensitivity check (default 2, "
+                     "or 1 with --quick)"),
+    ] = None,
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
     workers: Annotated[
         int | None,
@@ -235,7 +237,8 @@ def calibrate(
         _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(calibration.study_ids())}"))
     if replications is not None and replications < 2:
         _fail(ValueError(f"--replications must be >= 2 (for a confidence interval), got {replications}"))
-    if not 1 <= perturbed_replications <= (replications or (3 if quick else 5)):
+    most = replications or (3 if quick else 5)
+    if perturbed_replications is not None and not 1 <= perturbed_replications <= most:
         _fail(ValueError(f"--perturbed-replications must be from 1 to --replications, got {perturbed_replications}"))
     if workers is not None and workers < 1:
         _fail(ValueError(f"--workers must be >= 1, got {workers}"))

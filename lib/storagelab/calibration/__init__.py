@@ -87,7 +87,7 @@ def calibrate(
     quick: bool = False,
     replications: int | None = None,
     sensitivity: bool = True,
-    perturbed_replications: int = 2,
+    perturbed_replications: int | None = None,
     seed: int = 1,
     confidence: float = 0.95,
     progress: Callable[[str], None] | None = None,
@@ -99,10 +99,10 @@ def calibrate(
     ``quick``: short runs (seconds of simulated time each) and 3 replications by default; otherwise
     longer runs and 5 replications (seeds ``seed``, ``seed + 1``, ...). With ``sensitivity`` every
     scenario runs again with the presets' capacity-setting parameters scaled by 0.5 and by 2, with
-    ``perturbed_replications`` replications (the first seeds of the main run); without it ``sensitive``
-    is left empty. ``progress`` is called with a line per replication as it finishes. ``workers``: 1
-    (default) runs here; more, or ``None`` for one per core, runs the replications in parallel on a local
-    Dask cluster, with the same result.
+    ``perturbed_replications`` replications (the first seeds of the main run; by default 1 with
+    ``quick``, else 2); without it ``sensitive`` is left empty. ``progress`` is called with a line per
+    replication as it finishes. ``workers``: 1 (default) runs here; more, or ``None`` for one per core,
+    runs the replications in parallel on a local Dask cluster, with the same result.
     """
     if replications is None:
         replications = 3 if quick else 5
@@ -110,6 +110,8 @@ def calibrate(
         raise ValueError(
             f"replications must be an integer >= 2 (for a confidence interval), got {replications!r}"
         )
+    if perturbed_replications is None:
+        perturbed_replications = 1 if quick else 2
     if not isinstance(perturbed_replications, int) or not 1 <= perturbed_replications <= replications:
         raise ValueError(
             f"perturbed_replications must be an integer from 1 to replications ({replications}), "

@@ -90,7 +90,7 @@ class CalibrationParams(NotebookParams):
     quick: bool = Field(default=True, description="short runs (seconds of simulated time per scenario)")
     replications: int = Field(default=3, ge=2, le=50, description="independent runs per scenario")
     perturbed_replications: int = Field(
-        default=2, ge=1, le=50, description="runs per scenario with capacity x0.5 and x2 (sensitivity check)"
+        default=1, ge=1, le=50, description="runs per scenario with capacity x0.5 and x2 (sensitivity check)"
     )
     seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="level of the replication CIs")

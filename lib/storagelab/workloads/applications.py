@@ -201,6 +201,17 @@ class ApplicationWorkload:
             raise KeyError(f"workload {self.name!r} has no parameter {key!r}; it has: {', '.join(self.params)}")
         return replace(self, params={**self.params, key: param})
 
+    def from_time(self, t: float) -> ApplicationWorkload:
+        """This workload as it runs from ``t`` s on: each open-loop stream's schedule starts at ``t``
+        (:meth:`PhaseSchedule.after`); streams without a schedule are unchanged. A run of the result
+        starts with empty queues, so it still needs a warm-up, but not the ``t`` seconds before."""
+        if not (isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) and t > 0):
+            raise ValueError(f"workload {self.name!r}: t must be a time > 0 s, got {t!r}")
+        streams = tuple(
+            s if s.schedule is None else replace(s, schedule=s.schedule.after(t)) for s in self.streams
+        )
+        return replace(self, name=f"{self.name} from {t:g} s", streams=streams)
+
     def param_table(self) -> list[dict[str, object]]:
         """The defining numbers as rows: name, value, unit, origin, source."""
         return [

@@ -182,6 +182,23 @@ class PhaseSchedule:
                 )
         return PhaseSchedule(out)
 
+    def after(self, t: float) -> PhaseSchedule:
+        """This schedule from ``t`` s on, played from t = 0: the multiplier at time u of the result is
+        this schedule's at ``t + u``. A phase that ``t`` cuts keeps its slope (its remaining part starts
+        at the interpolated multiplier); ``t`` must lie in ``[0, duration)``."""
+        if not _finite(t) or t < 0 or t >= self.duration:
+            raise ValueError(f"t must be a time in [0, {self.duration}) s, got {t!r}")
+        out: list[Phase] = []
+        for phase, t0, t1 in zip(self.phases, self._starts, self._ends, strict=True):
+            if t1 <= t:
+                continue
+            if t0 >= t:
+                out.append(phase)
+                continue
+            end = None if phase.end_scale is None else phase.final_scale
+            out.append(Phase(phase.name, t1 - t, phase.scale_at(t - t0), end))
+        return PhaseSchedule(out)
+
     def to_frame(self) -> pl.DataFrame:
         """One row per phase: ``phase`` (index), ``name``, ``start_s``, ``end_s``, ``duration_s``,
         ``start_scale`` and ``end_scale`` (multipliers)."""
