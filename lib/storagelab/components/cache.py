@@ -162,8 +162,10 @@ class WriteBackBuffer(Component):
     can say at arrival when an IO completes (a FIFO station on its fast path, ``timed``), a destage
     schedules no event: its completion time goes into a heap and the buffer frees its space when it next
     looks (a write, a read, the statistics). Only while writes wait for space or destages wait for a
-    slot does it wake at the next completion, as the event-per-destage path does then; the results are
-    the same either way (a test compares them), with an event less per write.
+    slot does it wake at the next completion, as the event-per-destage path does then. The results are
+    the same either way (a test compares them), with an event less per write, except where a destage
+    ends at the very instant of another event (deterministic times): its space then counts as free at
+    that instant, where the event path may order the two the other way.
     """
 
     def __init__(
