@@ -648,6 +648,37 @@ def test_flash_reads_share_the_units_with_programming():
     assert read_ms(0.9 * 90_000) > 1.2 * read_ms(0.0)
 
 
+@pytest.mark.parametrize(("workers", "write_rate"), [(1, 20_000.0), (64, 0.0), (8, 120_000.0)])
+def test_timed_destages_give_the_same_run_as_an_event_per_destage(workers, write_rate):
+    """A buffer in front of a timed station schedules no event per destage; the same buffer in front of
+    the station behind a one-stage Path (not timed) takes the event-per-destage path. Light load,
+    writes paced by programming (QD 64, 30 % writes) and a write flood above the write IOPS (writes
+    wait for space): every IO's latency and every statistic are the same. (Think times are random:
+    with deterministic service and think times a destage can end at the instant of another event, and
+    the two paths may order such a tie differently.)"""
+    from storagelab.components.flash import flash_drive
+    from storagelab.kernel import Path
+
+    def run(timed: bool):
+        drive = flash_drive("p3700", devices.preset("NVMe SSD"))
+        if not timed:
+            drive.backend = Path("p3700 units, untimed", [drive.backend])
+        mix = FixedSampler(size=4096, read_pct=70, span=2**24)
+        sources = [ClosedSource("mix", drive, mix, workers=workers, think=Exponential(20e-6))]
+        if write_rate:
+            sources.append(OpenSource("w", drive, FixedSampler(size=4096, read_pct=0, span=2**24), rate=write_rate))
+        res = simulate(drive, sources, duration=0.3, warmup=0.05, seed=7, progress=False)
+        assert (drive._timed is not None) == timed
+        return res.summary(), stats_of(res, "p3700 write buffer"), stats_of(res, "p3700")
+
+    timed, events = run(True), run(False)
+    assert timed[0].equals(events[0])
+    assert timed[1] == events[1] and timed[2] == events[2]
+    if write_rate > 100_000:
+        assert timed[1]["stalled_writes"] > 0  # the flood case does wait for space
+    assert timed[1]["destaged"] > 0
+
+
 def test_two_stations_cannot_share_one_disk_model():
     from storagelab.kernel import Path
 
