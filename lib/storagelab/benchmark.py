@@ -287,11 +287,11 @@ def sweep_efficiency(points: int = 16, duration_s: float = 100.0, repeats: int =
     cluster of 1 and of 2 worker processes, alternately ``repeats`` times, each into a fresh store; each
     cluster is started (and its workers import the package) before the clock does. One row per worker count: median wall seconds, and the
     speed-up of 2 workers over 1 (parallel efficiency = speed-up / 2)."""
-    import logging
     import tempfile
 
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
+    from storagelab.dask_cluster import local_cluster
     from storagelab.pipeline.sweeps import sweep
 
     spec = {"name": "bench", "scenario": "storagelab.pipeline.scenarios:mmc_queue",
@@ -300,8 +300,7 @@ def sweep_efficiency(points: int = 16, duration_s: float = 100.0, repeats: int =
     walls: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(repeats):
         for n in walls:  # one cluster at a time, so idle workers do not share the cores
-            with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                              silence_logs=logging.ERROR) as cluster, Client(cluster) as client:  # fmt: skip
+            with local_cluster(n) as cluster, Client(cluster) as client:
                 client.run(lambda: __import__("storagelab.pipeline.scenarios"))  # warm up every worker
                 with tempfile.TemporaryDirectory() as tmp:
                     done = sweep(spec, results=tmp, client=client, progress=False)

@@ -15,7 +15,6 @@ reproduce; the points its fitted parameters were fitted on are read from the par
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Sequence
 
@@ -188,13 +187,11 @@ def _run_tasks(
                 progress(f"[{k}/{total}] {_task_name(scenarios[i], f, s)}")
         return out
 
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, as_completed
 
-    with (
-        LocalCluster(n_workers=min(n, total), threads_per_worker=1, processes=True, dashboard_address=None,
-                     silence_logs=logging.ERROR) as cluster,
-        Client(cluster) as client,
-    ):  # fmt: skip
+    from storagelab.dask_cluster import local_cluster
+
+    with local_cluster(min(n, total)) as cluster, Client(cluster) as client:
         [remote] = client.scatter([list(scenarios)], broadcast=True)
         futures = {
             client.submit(_one, remote, tasks[k][0], tasks[k][2], quick, tasks[k][1], pure=False): k for k in range(total)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import itertools
-import logging
 import os
 import re
 import time
@@ -238,8 +237,10 @@ def sweep(
     """Run a sweep (see the module docstring); return what was done. ``scheduler``: the address of an
     existing Dask scheduler; otherwise an embedded ``LocalCluster`` of ``workers`` processes (default:
     the machine's cores). ``client``: an existing ``distributed.Client`` to use instead."""
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, as_completed
     from tqdm.auto import tqdm
+
+    from storagelab.dask_cluster import local_cluster
 
     spec_, source = load_spec(spec)
     runs = plan(spec_, source)
@@ -257,8 +258,7 @@ def sweep(
                 client = Client(scheduler)
             else:
                 n = workers or os.cpu_count() or 1
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR)
+                cluster = local_cluster(n)
                 client = Client(cluster)
         try:
             root = _project_root()

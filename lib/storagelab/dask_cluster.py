@@ -1,0 +1,27 @@
+"""The local Dask cluster that sweeps, the calibration and the sweep benchmark run on.
+
+One single-threaded worker process per slot, so that each replication has a core to itself and every
+run stays deterministic (its seeds, not the scheduling, decide its numbers), and quiet logs. The
+cluster's HTTP server (dashboard, health and metrics) listens on a free port: ``distributed`` binds
+port 8787 even with ``dashboard_address=None``, so a second cluster (two test processes, or a user's
+own Dask dashboard) warned "Port 8787 is already in use" and took another port anyway.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from distributed import LocalCluster
+
+
+def local_cluster(n_workers: int) -> LocalCluster:
+    """A :class:`distributed.LocalCluster` of ``n_workers`` single-threaded worker processes."""
+    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
+        raise ValueError(f"n_workers must be an integer >= 1, got {n_workers!r}")
+    return LocalCluster(
+        n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )  # fmt: skip
+
+
+__all__ = ["local_cluster"]

@@ -1,0 +1,37 @@
+"""The local Dask cluster: quiet when another cluster (or anything else) holds Dask's default port."""
+
+from __future__ import annotations
+
+import socket
+import warnings
+
+import pytest
+from distributed import Client
+
+from storagelab.dask_cluster import local_cluster
+
+
+def test_a_cluster_starts_without_a_port_warning_when_8787_is_taken():
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        holder.bind(("0.0.0.0", 8787))
+        holder.listen(1)
+    except OSError:
+        holder.close()
+        holder = None  # something else holds 8787 already: the case under test anyway
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with local_cluster(1) as cluster, Client(cluster) as client:
+                assert client.submit(lambda x: x + 1, 1).result() == 2
+                assert ":8787" not in cluster.dashboard_link
+        assert not [w for w in seen if "already in use" in str(w.message)]
+    finally:
+        if holder is not None:
+            holder.close()
+
+
+@pytest.mark.parametrize("n", [0, -1, 1.5, True])
+def test_worker_count_is_checked(n):
+    with pytest.raises(ValueError, match="n_workers must be an integer >= 1"):
+        local_cluster(n)
