@@ -723,3 +723,33 @@ def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
         assert max(writes) < regions * mib * 2 // 4
         reads = [a // mib % 4 for a, is_read in n.seen if is_read]
         assert sorted(reads.count(k) for k in range(4)) == [len(reads) // 4] * 4
+
+
+def test_a_response_time_probe_measures_below_it_and_adds_nothing():
+    """Four closed workers through a 2 ms host delay, then a probe in front of a 1 ms deterministic
+    station (saturated: 4 IOs per 3 ms cycle), so end to end each IO takes 2 ms + a 1 ms wait + 1 ms;
+    the probe sees the wait and the service only (the array's own view), and the run is the same IO for
+    IO as without the probe."""
+    from storagelab.kernel import ResponseTimeProbe
+
+    def run(probe: bool):
+        array = Station("array", Deterministic(1e-3))
+        below = ResponseTimeProbe("array response", array) if probe else array
+        path = Path("host", [Delay("host cpu", 2e-3), below])
+        src = ClosedSource("w", path, FixedSampler(size=4096, span=10**9), workers=4, cls="w")
+        res = simulate(path, [src], duration=2.0, warmup=0.5, seed=3, progress=False)
+        return res, below
+
+    res, probe = run(True)
+    plain, _ = run(False)
+    assert res.summary().equals(plain.summary())
+    stats = probe.stats(res.measured)
+    end_to_end = res.summary()["mean_ms"][0]
+    assert stats["mean_ms"] == pytest.approx(end_to_end - 2.0, abs=1e-6)
+    assert stats["mean_ms"] >= 1.0 and stats["p99_ms"] >= stats["mean_ms"]
+    series = probe.series(0.5)
+    assert series["start_s"].to_list() == [0.5, 1.0, 1.5]  # the window's bins, as the recorder's rates
+    assert series["ios"].sum() == stats["completed"]
+    assert series["mean_ms"].to_list() == pytest.approx([2.0, 2.0, 2.0])  # saturated: 1 ms wait + 1 ms
+    with pytest.raises(ValueError, match="bin_s must be > 0"):
+        probe.series(0)

@@ -43,3 +43,18 @@ def test_dmclock_keeps_the_promises_independent_servers_multiply():
     assert got[reservation, "dmClock"] < 1.05 * 600 < 1.5 * 600 < got[reservation, "independent mClock"]
     assert got[limit, "dmClock"] <= 300 < 2 * 300 < got[limit, "independent mClock"]
     assert got[fair, "independent mClock"] < 0.6 * 1000 < 0.9 * 1000 < got[fair, "dmClock"]
+
+
+def test_service_levels_trade_the_latency_target_against_the_weight_share():
+    res = promises.service_level_spare()
+    held = {(r["spare"], r["promise"].split(" (")[0]): r["held"] for r in res.iter_rows(named=True)}
+    assert held == {
+        ("deadline", "latency target"): True,
+        ("deadline", "weight share 1 : 2 : 3"): False,
+        ("deadline", "minimum above its weight share"): False,
+        ("weight", "latency target"): False,
+        ("weight", "weight share 1 : 2 : 3"): True,
+        ("weight", "minimum above its weight share"): True,
+    }
+    by_deadline = res.filter(pl.col("spare") == "deadline")
+    assert by_deadline["delivered"][2] > 80  # spare capacity follows the deadlines, not the equal weights

@@ -14,7 +14,7 @@ from storagelab.kernel.metrics import LatencyHistogram, LatencyRecorder, Service
 from storagelab.kernel.randomness import RandomStreams
 from storagelab.kernel.service import Deterministic, Exponential, Gamma, Lognormal, ServiceDistribution
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
-from storagelab.kernel.stages import Delay, Link
+from storagelab.kernel.stages import Delay, Link, ResponseTimeProbe
 from storagelab.kernel.station import Station
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "Path",
     "PriorityByClass",
     "RandomStreams",
+    "ResponseTimeProbe",
     "RunContext",
     "ServiceDistribution",
     "ServiceLevelCurve",

@@ -1,7 +1,10 @@
-"""Stages with no queue of their own, or a single serialization queue: delays and links."""
+"""Stages with no queue of their own, or a single serialization queue: delays, links, and a probe that
+measures response times."""
 
 from __future__ import annotations
 
+import numpy as np
+import polars as pl
 from simpy.events import Event
 
 from storagelab.kernel.component import Component, completion_in, fire
@@ -146,3 +149,60 @@ class Link(Component):
         if self.duplex:
             out |= {"utilisation_request": used[0], "utilisation_response": used[1]}
         return out | {"mb_per_s": self.bytes / elapsed / 1e6}
+
+
+class ResponseTimeProbe(Component):
+    """A pass-through that measures the response time (s) of the IOs sent through it to ``inner``,
+    as an array's own statistics report a volume's latency: from the IO's arrival at ``inner`` to its
+    completion there, without what the stages above (a host's CPU, its cache) add. It adds no time.
+
+    After a run: :meth:`stats` (``completed``, ``mean_ms``, ``p99_ms`` over the measurement window)
+    and :meth:`series` (per time bin)."""
+
+    def __init__(self, name: str, inner: Component) -> None:
+        super().__init__(name)
+        self.inner = inner
+        self._since = 0.0
+        self.reset_stats()
+
+    def children(self) -> list[Component]:
+        return [self.inner]
+
+    def reset_stats(self) -> None:
+        self._since = self.env._now if self.ctx is not None else 0.0
+        self._done: list[float] = []
+        self._latency: list[float] = []
+
+    def submit(self, io: IORequest) -> Event:
+        ev = self.inner.submit(io)
+        start, done, latency = self.env._now, self._done, self._latency
+
+        def record(_e: Event) -> None:
+            now = self.env._now
+            done.append(now)
+            latency.append(now - start)
+
+        ev.callbacks.append(record)
+        return ev
+
+    def stats(self, elapsed: float) -> dict[str, float]:
+        if elapsed <= 0 or not self._latency:
+            return {}
+        lat = np.asarray(self._latency)
+        return {"completed": float(lat.size), "mean_ms": 1e3 * float(lat.mean()),
+                "p99_ms": 1e3 * float(np.quantile(lat, 0.99))}  # fmt: skip
+
+    def series(self, bin_s: float = 1.0) -> pl.DataFrame:
+        """Per bin of ``bin_s`` seconds from the start of the measurement window: ``start_s``, ``ios``
+        completed in it and their ``mean_ms`` response time."""
+        if not bin_s > 0:
+            raise ValueError(f"probe {self.name!r}: bin_s must be > 0 s, got {bin_s!r}")
+        frame = pl.DataFrame(
+            {"done": self._done, "latency": self._latency}, schema={"done": pl.Float64, "latency": pl.Float64}
+        )
+        return (
+            frame.with_columns(start_s=self._since + ((pl.col("done") - self._since) / bin_s).floor() * bin_s)
+            .group_by("start_s")
+            .agg(ios=pl.len(), mean_ms=1e3 * pl.col("latency").mean())
+            .sort("start_s")
+        )

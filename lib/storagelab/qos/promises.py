@@ -8,7 +8,9 @@ delivered and whether the promise held over every window.
 - :func:`limit_sweep`: a tenant limited to ``l`` beside an unlimited one, with ``at_limit="wait"`` (a hard
   limit) and ``"allow"`` (work-conserving: the limit is only a share when the device has room);
 - :func:`weight_sweep`: two backlogged tenants with weights ``1 : k``;
-- :func:`bypass_sweep`: a reserved tenant beside background IO that bypasses the scheduler.
+- :func:`bypass_sweep`: a reserved tenant beside background IO that bypasses the scheduler;
+- :func:`service_level_spare`: the service-level scheduler with spare capacity by deadline and by
+  weight, against a latency target, a weight share and a minimum above its weight share.
 
 Windows: a floor is checked as the fewest IOs in any window of ``window`` seconds (on a grid of a tenth
 of it) against ``promise x window - 1``; a cap as the most IOs against ``promise x window + 1``.
@@ -248,3 +250,61 @@ def dmclock_comparison(*, capacity: float = 1000.0, seed: int = 1, duration: flo
             rows.append({"setup": label, "scheduler": "dmClock" if distributed else "independent mClock",
                          "promised_iops": promised, "client_iops": got})  # fmt: skip
     return pl.DataFrame(rows)
+
+
+def service_level_spare(*, capacity: float = 1000.0, seed: int = 1, duration: float = 6.0) -> pl.DataFrame:
+    """The service-level scheduler (:class:`~storagelab.qos.ServiceLevels`) with spare capacity given
+    out by deadline and by weight, on a device of ``capacity`` IOPS (exponential service), against three
+    promises:
+
+    - *latency target*: a volume offered 30 % of the capacity with a 10 ms target and a 40 % minimum
+      (its weight) beside one offered 55 % with a 100 ms target: the tight volume's 99th-percentile
+      wait (ms) against 10 ms;
+    - *weight share*: three backlogged volumes whose minimums and targets never bind, weights 1 : 2 :
+      3: the heaviest one's share of the device (%) against 50 %;
+    - *minimum above its weight share*: equal weights, minimums 70 % and 10 % of the capacity, the first
+      with enough IOs outstanding to be owed its minimum: its share (%) against 70 % (a scheduler that
+      added the minimum and the weight share would give 85 %).
+
+    One row per mode and promise: ``promised``, ``delivered`` (in the promise's unit) and whether it
+    ``held`` (a wait at or under the target; a share within 2 points)."""
+    from storagelab.qos.service_levels import ServiceLevel, ServiceLevels
+
+    big = 1e15  # a bandwidth minimum that never binds (bytes/s)
+
+    def dispatches(levels, sources, spare, deterministic):
+        disc = ServiceLevels(levels, record=True, spare=spare)
+        disk = Station("device", _device(capacity, deterministic), servers=1, discipline=disc)
+        simulate(disk, sources(disk), duration=duration, seed=seed, progress=False)
+        return disc.log
+
+    def closed(specs):
+        return lambda disk: [ClosedSource(n, disk, _SAMPLER, workers=w, cls=n) for n, w in specs]
+
+    def share(log, name):
+        served = [c for t, c, _w, _ph in log if t >= 0.5]
+        return 100 * served.count(name) / len(served)
+
+    rows = []
+    for spare in ("deadline", "weight"):
+        tight = {
+            "tight": ServiceLevel(0.4 * capacity, big, 0.010),
+            "loose": ServiceLevel(0.6 * capacity, big, 0.100),
+        }
+
+        def open_sources(disk):
+            return [OpenSource("tight", disk, _SAMPLER, rate=0.30 * capacity, cls="tight"),
+                    OpenSource("loose", disk, _SAMPLER, rate=0.55 * capacity, cls="loose")]  # fmt: skip
+
+        log = dispatches(tight, open_sources, spare, False)
+        p99 = 1e3 * float(np.quantile([w for _t, c, w, _ph in log if c == "tight"], 0.99))
+        rows.append(("latency target (p99 wait, ms)", 10.0, p99, p99 <= 10.0))
+        weighted = {f"w{k}": ServiceLevel(1, big, 100.0, weight=k) for k in (1, 2, 3)}
+        got = share(dispatches(weighted, closed([(n, 16) for n in weighted]), spare, False), "w3")
+        rows.append(("weight share 1 : 2 : 3 (heaviest, %)", 50.0, got, abs(got - 50.0) <= 2))
+        owed = {"big": ServiceLevel(0.7 * capacity, big, 0.050, weight=1),
+                "small": ServiceLevel(0.1 * capacity, big, 0.050, weight=1)}  # fmt: skip
+        got = share(dispatches(owed, closed([("big", 64), ("small", 8)]), spare, True), "big")
+        rows.append(("minimum above its weight share (%)", 70.0, got, abs(got - 70.0) <= 2))
+        rows[-3:] = [(spare, *r) for r in rows[-3:]]
+    return pl.DataFrame(rows, schema=["spare", "promise", "promised", "delivered", "held"], orient="row")

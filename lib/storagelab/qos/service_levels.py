@@ -16,11 +16,27 @@ module implements that contract with one tag per request, a deadline that combin
   before 2 before 3: "each QoS policy has a corresponding service level that governs how it is
   prioritized when the system is under contention", as Pivot3, which acquired NexGen, describes it),
   and within the level the smallest tag: the volume furthest below its targets;
-- **ahead** (nothing due; the station is work-conserving): the smallest tag of any level, and the served
-  volume's waiting tags move back by what the request cost it (``1 / min_iops`` or ``size /
-  min_bandwidth``, but never before their own latency deadlines), as mClock credits weight-phase
-  service, so a volume that used spare capacity is not pushed behind the others later (Virtual Clock's
-  flaw).
+- **ahead** (nothing due; the station is work-conserving): spare capacity, given out one of two ways
+  (``spare``):
+
+  - ``"deadline"`` (the default): the smallest tag of any level, so a volume with a tight latency
+    target goes before its deadline rather than at it;
+  - ``"weight"``: by weight. Each volume has a weight tag that every request it is served advances by
+    ``cost x min_iops / weight`` (in either phase; ``cost x min_iops`` is 1 for a request whose IOPS
+    minimum binds), and the head with the smallest tag after its request goes (start-time fair
+    queuing, Goyal, Vin and Cheng, SIGCOMM 1996, with finish tags). A volume that becomes backlogged
+    starts from the smallest tag of those waiting (or the last one served): no credit for time idle,
+    as mClock's idle-tenant adjustment. The weight defaults to the level's minimum IOPS: spare
+    capacity in proportion to the minimums.
+
+  Either way the served volume's tags move back by what the request cost it (``1 / min_iops`` or
+  ``size / min_bandwidth``, but never before their own latency deadlines), as mClock credits
+  weight-phase service, so a volume that used spare capacity is not pushed behind the others later
+  (Virtual Clock's flaw). NexGen does not say how its arrays give out spare capacity. The two ways
+  trade against each other (``tests/test_service_levels.py`` measures both): by weight, a volume
+  whose weight share is below what its deadline needs waits until its requests are due and then
+  queues behind its own due requests, so its latency target no longer holds near saturation; by
+  deadline, spare capacity follows the deadlines, not the weights.
 
 What that gives (``tests/test_service_levels.py`` checks each over sliding windows):
 
@@ -28,8 +44,9 @@ What that gives (``tests/test_service_levels.py`` checks each over sliding windo
    that keeps at least ``min_iops x max_latency`` requests outstanding (Little's law: what it takes to use
    its minimum within its target) gets at least ``min_iops x T`` requests, less one, in any window ``T >=
    1 / min_iops`` once its first deadline has passed;
-2. **latency target**: under a load the station can carry, a volume's waits stay within its
-   ``max_latency`` plus one service time, while a volume with a looser target absorbs the queueing;
+2. **latency target** (``spare="deadline"``): under a load the station can carry, a volume's waits stay
+   within its ``max_latency`` plus one service time, while a volume with a looser target absorbs the
+   queueing;
 3. **oversubscribed minimums** (the sum exceeds the capacity; every volume backlogged): no minimum can
    hold, every volume is served below it, its rate tags fall behind the clock and its latency deadlines
    decide: all volumes end up late by the same amount past their targets (earliest deadline first
@@ -38,7 +55,11 @@ What that gives (``tests/test_service_levels.py`` checks each over sliding windo
    critical one gets what is left, possibly nothing. That is how a policy table sized for a bigger array
    degrades (the NexGen table's minimums sum to 247,500 IOPS);
 4. **no hoarding**: a volume back from idle gets no catch-up for the idle time;
-5. **determinism**.
+5. **determinism**;
+6. **weight share** (``spare="weight"``): volumes that are backlogged but within their targets (none
+   due) share the station in proportion to their weights, and a volume whose minimum is above its
+   weight share gets its minimum, not the minimum plus a share (the weight tag counts service in both
+   phases), so the others share what is left.
 
 The study's policies impose no maximum. A level may carry one (``max_iops``, ``max_bandwidth``: a cap
 as hypervisors and later arrays offer it): a volume's requests are then dispatched at least ``max(1 /
@@ -46,7 +67,7 @@ max_iops, size / max_bandwidth)`` apart, spaced from each dispatch, so a volume 
 catch up in a burst above its cap; the station idles (the kernel's hold-back hook) until
 :meth:`ServiceLevels.next_eligible`, the exact time a capped head may go. That gives
 
-6. **hard limit**: in any window ``T`` a capped volume is served at most ``max_iops x T + 1``
+7. **hard limit**: in any window ``T`` a capped volume is served at most ``max_iops x T + 1``
    requests (at most ``max_bandwidth x T`` bytes plus one request), whatever the load.
 """
 
@@ -68,7 +89,9 @@ class ServiceLevel:
     """A volume's QoS policy: ``min_iops`` (IO/s), ``min_bandwidth`` (bytes/s) and ``max_latency`` (s),
     with the policy's name and service level (e.g. ``"Policy 1"``, ``"Mission-critical"``) and the
     level's ``priority`` under contention (1 is served first). ``max_iops`` (IO/s) and
-    ``max_bandwidth`` (bytes/s) cap the volume (default: no cap, as in the study's policies)."""
+    ``max_bandwidth`` (bytes/s) cap the volume (default: no cap, as in the study's policies).
+    ``weight``: the volume's share of spare capacity when the scheduler gives it out by weight
+    (default: ``min_iops``)."""
 
     min_iops: float
     min_bandwidth: float
@@ -78,6 +101,7 @@ class ServiceLevel:
     priority: int = 1
     max_iops: float = INF
     max_bandwidth: float = INF
+    weight: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.min_iops > 0 and self.min_bandwidth > 0 and self.max_latency > 0):
@@ -85,11 +109,25 @@ class ServiceLevel:
                 f"service level {self.name or self}: min_iops (IO/s), min_bandwidth (bytes/s) and max_latency (s) "
                 f"must all be > 0, got {self.min_iops!r}, {self.min_bandwidth!r}, {self.max_latency!r}"
             )
+        if self.weight is not None and not self.weight > 0:
+            raise ValueError(
+                f"service level {self.name or self}: weight must be > 0 (None: min_iops), got {self.weight!r}"
+            )
         if not (self.max_iops > 0 and self.max_bandwidth > 0):
             raise ValueError(
                 f"service level {self.name or self}: max_iops (IO/s) and max_bandwidth (bytes/s) must be > 0 "
                 f"(inf = no cap), got {self.max_iops!r}, {self.max_bandwidth!r}"
             )
+
+    @property
+    def share_weight(self) -> float:
+        """The volume's weight for spare capacity: ``weight``, or ``min_iops`` when none is set."""
+        return self.min_iops if self.weight is None else self.weight
+
+    def share_cost(self, size: int) -> float:
+        """How far one request of ``size`` bytes moves the volume's weight tag: its cost in requests at
+        the minimum rate (1 when the IOPS minimum binds) over the weight."""
+        return self.cost(size) * self.min_iops / self.share_weight
 
     @property
     def capped(self) -> bool:
@@ -108,13 +146,14 @@ class ServiceLevel:
 
 
 class _Volume:
-    __slots__ = ("allowed", "last", "level", "queue")
+    __slots__ = ("allowed", "last", "level", "queue", "share")
 
     def __init__(self, level: ServiceLevel) -> None:
         self.level = level
         self.queue: deque[list] = deque()  # [tag, cost, seq, job, latency deadline]
         self.last = -INF
         self.allowed = -INF  # a capped volume's next request may not go before this time (s)
+        self.share = 0.0  # weight tag: where its next request starts (requests at the minimum rate / weight)
 
 
 class ServiceLevels(Discipline):
@@ -123,7 +162,8 @@ class ServiceLevels(Discipline):
     other classes get ``default``, or, when it is ``None``, are refused with an error naming the class.
     ``key`` names the volume an IO belongs to (default: its ``cls``; an array keys by LUN, e.g.
     ``lambda io: luns[io.volume]`` behind :class:`~storagelab.components.extent.Lun`).
-    ``record`` keeps the dispatch log (time, volume, wait in s, phase)."""
+    ``record`` keeps the dispatch log (time, volume, wait in s, phase). ``spare``: how capacity left
+    when no volume is due is given out, ``"deadline"`` or ``"weight"`` (see the module docstring)."""
 
     def __init__(
         self,
@@ -132,7 +172,11 @@ class ServiceLevels(Discipline):
         default: ServiceLevel | None = None,
         record: bool = False,
         key: Callable[[IORequest], str] | None = None,
+        spare: str = "deadline",
     ) -> None:
+        if spare not in ("deadline", "weight"):
+            raise ValueError(f"service levels: spare must be 'deadline' or 'weight', got {spare!r}")
+        self.spare = spare
         self.levels = dict(levels)
         self.default, self.record = default, record
         self.key = key
@@ -142,6 +186,7 @@ class ServiceLevels(Discipline):
         self.volumes: dict[str, _Volume] = {}
         self._seq = itertools.count()
         self._waiting = 0
+        self._share_now = 0.0  # weight tag of the last request served (start-time fair queuing's clock)
         self.log: list[tuple[float, str, float, str]] = []
 
     def bind(self, station) -> None:
@@ -167,6 +212,9 @@ class ServiceLevels(Discipline):
         deadline = now + v.level.max_latency
         tag = max(v.last + c, deadline)
         v.last = tag
+        if self.spare == "weight" and not v.queue:  # backlogged again: no credit for the time it was idle
+            waiting = [u.share for u in self.volumes.values() if u.queue]
+            v.share = max(v.share, min(waiting) if waiting else self._share_now)
         v.queue.append([tag, c, next(self._seq), job, deadline])
         self._waiting += 1
 
@@ -178,10 +226,17 @@ class ServiceLevels(Discipline):
             return None
         if any(v.queue[0][0] <= now for v in heads):  # contention: the most critical level first
             best = min(heads, key=lambda v: (v.level.priority, v.queue[0][0], v.queue[0][2]))
+        elif self.spare == "weight":  # by weight: the smallest weight tag after the head's request
+            best = min(
+                heads, key=lambda v: (v.share + v.level.share_cost(v.queue[0][3][0].size), v.queue[0][2])
+            )
         else:
             best = min(heads, key=lambda v: (v.queue[0][0], v.queue[0][2]))
         tag, c, _s, job, _deadline = best.queue.popleft()
         self._waiting -= 1
+        if self.spare == "weight":
+            self._share_now = best.share
+            best.share += best.level.share_cost(job[0].size)
         if best.level.capped:
             best.allowed = now + best.level.spacing(job[0].size)
         phase = "due" if tag <= now else "ahead"

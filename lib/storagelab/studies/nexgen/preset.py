@@ -17,6 +17,8 @@ OLTP and Exchange databases are read from the drives.
 OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
 work per page), and with ``host_cache=1`` (scenario 2) each VM's database disk is cached by ioTurbine on
 the host's ioDrive2 (:mod:`storagelab.host_cache`), warm (``host_cache_warm=0``: cold, block by block).
+The DVD-SQL LUN's latency as the array sees it (below the vCPUs and the host cache: what the N5's own
+statistics and its QoS latency targets refer to) is measured by the part ``"oltp array response"``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
 from storagelab.host_cache import guest_caches, host_cache_params
-from storagelab.kernel import Deterministic, Link, Mirror, Path, Station
+from storagelab.kernel import Component, Deterministic, Link, Mirror, Path, ResponseTimeProbe, Station
 from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.qos import ServiceLevels
@@ -167,8 +169,10 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value
     warm = bool(p["host_cache_warm"].value)
     guest_bytes, block = int(p["host_cache_guest_disk"].si), int(p["host_cache_block"].si)
-    oltp = volumes["oltp"]
-    parts = {}
+    # the array's own view of the DVD-SQL LUN's latency (what its UI reports and its QoS targets): below
+    # the SQL vCPUs and the host cache
+    oltp = ResponseTimeProbe("LUN oltp response time", volumes["oltp"])
+    parts: dict[str, Component] = {"oltp array response": oltp}
     if cache_on:
         card = Station("ioDrive2 (SQL host)", card_device)
         caches = guest_caches(
@@ -176,7 +180,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
             cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block,
             warm_hit_ratio=hit_ratio if warm else None,
         )  # fmt: skip
-        oltp, parts = caches, {"host cache": caches, "cache card": card}
+        oltp, parts = caches, {**parts, "host cache": caches, "cache card": card}
         name += " + ioTurbine"
     volumes["oltp"] = Path("oltp host", [vcpus, oltp])
     return Topology(name, volumes, p, parts=parts)
