@@ -4,11 +4,12 @@ check."""
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from storagelab import architectures, provenance
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet, capacity_scale
-from storagelab.studies.ds5020.preset import ds5020
+from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.vsan.preset import vsan
 from storagelab.topology import Topology
 
@@ -116,3 +117,47 @@ def test_ds5020_write_cache_is_the_documented_controller_cache():
         assert (pool.start_flush, pool.stop_flush, pool.flush_age) == (0.8, 0.8, 10.0)
     db = next(c for c in caches if c.name.startswith("exchange-db-1"))
     assert db.max_destage == 8 * 32 // 2  # eight RAID-10 drives' 32-command queues, two writes per destage
+
+
+def test_ds5020_volumes_are_owned_as_figure_20_lists_them():
+    """Figure 20: controller A prefers BK_01, BK_04, JS_01, JS_03, JS_2L, JS_4L, OR_02, OR_04, OS_01,
+    OS_03, WB_02, WB_03; B the other twelve. Each volume goes through its owner's controller stage, its
+    write cache pool and one of its owner's four host ports (three volumes per port)."""
+    topo = ds5020()
+    owner = {name: path.stages[1].name for name, path in topo.volumes.items()}
+    a = {"scan-1", "scan-4", "exchange-db-1", "exchange-db-3", "exchange-log-2", "exchange-log-4",
+         "oracle-2", "oracle-4", "os-1", "os-3", "web-2", "web-3"}  # fmt: skip
+    assert {v for v, c in owner.items() if c == "controller A"} == a
+    assert {v for v, c in owner.items() if c == "controller B"} == set(topo.volumes) - a
+    ports: dict[str, set[str]] = {}
+    for name, path in topo.volumes.items():
+        ports.setdefault(owner[name], set()).add(path.stages[0].name)
+        assert path.stages[2].pool.name == f"{owner[name]} write cache"
+    assert ports["controller A"].isdisjoint(ports["controller B"])
+    assert len(ports["controller A"]) == len(ports["controller B"]) == 4
+    per_port: dict[str, int] = {}
+    for path in topo.volumes.values():
+        per_port[path.stages[0].name] = per_port.get(path.stages[0].name, 0) + 1
+    assert set(per_port.values()) == {3}
+
+
+def test_ds5020_drive_channels_carry_each_drive_io_store_and_forward():
+    """A single outstanding 256 KiB sequential read (the scan) alone on a one-tile DS5020: each read's data
+    crosses a 4 Gb drive channel after the drive has read it, 262,144 B / 400 MB/s = 0.655 ms more per
+    read than with a channel that takes no time. The characterization's 1 MB reads are bound by the four
+    channels, 4 x 400 MB/s."""
+    from storagelab.studies.ds5020.workloads import characterization_workload
+    from storagelab.workloads import applications as apps
+
+    assert ds5020().param("drive_channel_rate").origin == "datasheet"
+    scan = apps.sequential_scan("scan", volume="scan-1")
+    mean = {}
+    for rate in ("400 MB/s", "4000000 MB/s"):
+        res = ds5020(tiles=1, drive_channel_rate=rate).run(scan, seed=1, duration=2.0, warmup=0.5)
+        mean[rate] = res.summary()["mean_ms"][0]
+    assert mean["400 MB/s"] - mean["4000000 MB/s"] == pytest.approx(262144 / 400e6 * 1e3, rel=0.02)
+    res = ds5020_characterization(8).run(characterization_workload(), seed=1, duration=2.0, warmup=0.5)
+    total = res.summary()["mb_per_s"].sum()
+    assert total == pytest.approx(4 * 400, rel=0.01)
+    util = res.components().filter(pl.col("component").str.contains("drive channel"), statistic="utilisation")
+    assert util.height == 4 and (util["value"] > 0.99).all()

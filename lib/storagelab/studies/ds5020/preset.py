@@ -8,7 +8,8 @@ plus a RAID-5 (3+1) OS volume.
 An IO to a volume crosses its host path (FIFO serialization at the link rate), its owning controller
 (a FIFO stage: per-IO processing plus transfer at the controller's internal bandwidth), the controller's
 write cache (writes acknowledged there and destaged continuously, as in the steady state of the hours-long
-runs) and the RAID set. The write cache is the controller's data cache (Figure 20), shared by the
+runs) and the RAID set, whose member IOs cross one of the controller's 4 Gb drive-side FC channels (a
+read's data after the drive has read it) to their drives. The write cache is the controller's data cache (Figure 20), shared by the
 volumes the controller owns, with coalescing, address-ordered destage and the documented flush levels
 (:mod:`storagelab.components.write_cache`). Controller read caching and prefetch are not modelled.
 """
@@ -24,6 +25,7 @@ from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
 
 _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
+_REDBOOK = "IBM Midrange System Storage Hardware Guide (SG24-7676-01, IBM Redbooks, 2010)"
 
 #: Per tile, as in Table 1: volume kind -> (RAID level, drives).
 TILE_LAYOUT: dict[str, tuple[str, int]] = {
@@ -34,6 +36,14 @@ TILE_LAYOUT: dict[str, tuple[str, int]] = {
     "scan": ("RAID-10", 4),
     "os": ("RAID-5", 4),
 }
+
+
+#: Figure 20 (the DS5020 profile), controller in slot A's preferred logical drives: 'BK_01, BK_04, JS_01,
+#: JS_03, JS_2L, JS_4L, OR_02, OR_04, OS_01, OS_03, WB_02, WB_03' (BK scan, JS_0n Exchange database,
+#: JS_nL Exchange log, OR Oracle, OS operating system, WB web server); controller B owns the others.
+CONTROLLER_A_TILES: dict[str, tuple[int, ...]] = {
+    "scan": (1, 4), "exchange-db": (1, 3), "exchange-log": (2, 4), "oracle": (2, 4), "os": (1, 3), "web": (2, 3),
+}  # fmt: skip
 
 
 def params(host_paths: int = 8) -> dict[str, Param]:
@@ -50,6 +60,12 @@ def params(host_paths: int = 8) -> dict[str, Param]:
         "host_path_rate": Param(800, "MB/s", "device-physics", "8 Gb FC: 8.5 GBaud line rate with 8b/10b "
                                 "encoding carries 800 MB/s of payload per direction", capacity="rate"),
         "controllers": Param(2, "count", "document", f"{_DOC}, Figure 20: 'Number of controllers: 2'", high=8),
+        "drive_channel_rate": Param(400, "MB/s", "datasheet", f"{_REDBOOK}, 3.5.1 DS5020 controller architecture: "
+                                    "'4 Gbps drive channel'; 4 Gb FC (4.25 GBaud, 8b/10b) carries 400 MB/s of payload "
+                                    "per direction", capacity="rate"),
+        "drive_channels": Param(2, "count", "assumption", "drive-side FC ports per controller, each drive reached "
+                                "through one of them (the DS4700 architecture the DS5020 shares has two); not stated "
+                                "in the document", high=8),
         "controller_bandwidth": Param(4, "GB/s", "assumption", f"{_DOC}, The Solution: 'up to 8 GB/s' internal "
                                      "bandwidth (vendor claim), split evenly over the two controllers",
                                      capacity="rate"),
@@ -103,7 +119,18 @@ class _Volumes:
             )
             for c in range(int(p["controllers"].value))
         ]
+        # each controller's drive-side FC ports: a member IO's data crosses one of them (a read's on the
+        # way back, after the drive has read it; a write's on the way out), store and forward
+        self.channels = [
+            [Link(f"{c.name} drive channel {k + 1}", bandwidth=p["drive_channel_rate"].si)
+             for k in range(int(p["drive_channels"].value))]
+            for c in self.controllers
+        ]  # fmt: skip
+        # a controller's host ports: every n-th path (each volume is reached through its owner's ports)
+        n_ctrl = len(self.controllers)
+        self.ports = [self.paths[c::n_ctrl] or self.paths for c in range(n_ctrl)]
         self.count = 0
+        self.on_controller = [0] * n_ctrl  # volumes each controller owns so far
         self.discipline = "sstf" if p["drive_queueing"].value else "fifo"
         self.segment = int(p["segment_size"].si)
         capacity = p["data_cache"].si / (2 if p["cache_mirroring"].value else 1)
@@ -117,38 +144,53 @@ class _Volumes:
         ]  # fmt: skip
         self.queue_depth = int(p["drive_queue_depth"].value)
 
-    def volume(self, name: str, level: str, drives: int) -> Component:
-        k = self.count
+    def volume(self, name: str, level: str, drives: int, controller: int | None = None) -> Component:
+        """A volume of ``drives`` drives in ``level``, owned by controller index ``controller`` (default:
+        round robin), reached through its owner's host ports and drive channels in turn."""
+        c = self.count % len(self.controllers) if controller is None else controller
         self.count += 1
-        # each drive its own device model: a disk has its own head position
+        n = self.on_controller[c]
+        self.on_controller[c] += 1
+        channels = self.channels[c]
+        # each drive its own device model (a disk has its own head position), behind one of its
+        # controller's drive channels
         members = [
-            Station(f"{name} drive {i + 1}", self.p.device("drive"), discipline=self.discipline)
+            Path(f"{name} drive {i + 1} path", [
+                channels[(n + i) % len(channels)],
+                Station(f"{name} drive {i + 1}", self.p.device("drive"), discipline=self.discipline),
+            ])
             for i in range(drives)
-        ]
+        ]  # fmt: skip
         layout = _layout(level, drives, self.segment)
         rset = RaidSet(f"{name} {level}", layout, members)
         parity = level != "RAID-10"
         cache = WriteBackCache(
-            f"{name} write cache", rset, self.pools[k % len(self.pools)],
-            volume_bytes=layout.usable_capacity(members[0].service_source.capacity),
+            f"{name} write cache", rset, self.pools[c],
+            volume_bytes=layout.usable_capacity(self.p.device("drive").capacity),
             destage_unit=layout.stripe_width if parity else layout.stripe_unit,
             max_destage=destage_depth(drives, self.queue_depth, drives if parity else 2),
         )  # fmt: skip
-        path = self.paths[k % len(self.paths)]
-        return Path(name, [path, self.controllers[k % len(self.controllers)], cache])
+        ports = self.ports[c]
+        return Path(name, [ports[n % len(ports)], self.controllers[c], cache])
 
 
 def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology:
     """The tile layout of Table 1: volumes ``exchange-db-1`` ... ``os-4`` for ``tiles`` tiles (4 = all
-    112 drives). ``host_paths=4`` is the DS3950 emulation of Table 5. Any parameter of :func:`params` can
-    be overridden by name (``ds5020(drive="10K SAS")``)."""
+    112 drives), each owned by the controller Figure 20 gives it (:data:`CONTROLLER_A_TILES`).
+    ``host_paths=4`` is the DS3950 emulation of Table 5. Any parameter of :func:`params` can be
+    overridden by name (``ds5020(drive="10K SAS")``)."""
     if not isinstance(tiles, int) or not 1 <= tiles <= 4:
         raise ValueError(f"tiles must be 1..4, got {tiles!r}")
     name = f"DS5020 Express, {host_paths} host paths"
     p = ParamSet(name, params(host_paths), overrides)
     build = _Volumes(p, tiles * sum(d for _, d in TILE_LAYOUT.values()))
+    figure20 = len(build.controllers) == 2  # Figure 20's ownership; round robin on other controller counts
+
+    def owner(kind: str, t: int) -> int | None:
+        return (0 if t in CONTROLLER_A_TILES[kind] else 1) if figure20 else None
+
     volumes = {
-        f"{kind}-{t}": build.volume(f"{kind}-{t}", level, drives)
+        f"{kind}-{t}": build.volume(f"{kind}-{t}", level, drives, controller=owner(kind, t))
         for t in range(1, tiles + 1)
         for kind, (level, drives) in TILE_LAYOUT.items()
     }
@@ -157,7 +199,7 @@ def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology
 
 def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topology:
     """The 3.1 GB/s characterization layout: eight 4-drive RAID-10 LUNs (32 drives), ``lun-1`` ..
-    ``lun-8``, through ``host_paths`` FC paths."""
+    ``lun-8``, through ``host_paths`` FC paths, owned by the two controllers in turn (not stated)."""
     name = f"DS5020 Express characterization, {host_paths} host paths"
     p = ParamSet(name, params(host_paths), overrides)
     build = _Volumes(p, 8 * 4)
