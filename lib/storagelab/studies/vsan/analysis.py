@@ -9,7 +9,15 @@ from storagelab.studies.vsan import preset
 from storagelab.studies.vsan.claims import STUDY, THRESHOLDS_MS, _times, mva_iops
 from storagelab.workloads.applications import vsan_iometer
 
-__all__ = ["THRESHOLDS_MS", "four_corners", "published_iops", "scaling", "scaling_curve", "service_levels"]
+__all__ = [
+    "THRESHOLDS_MS",
+    "destage_requirement",
+    "four_corners",
+    "published_iops",
+    "scaling",
+    "scaling_curve",
+    "service_levels",
+]
 
 
 def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
@@ -99,3 +107,43 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
         for c in preset.CONFIGURATIONS
     ]  # fmt: skip
     return pl.concat(frames).select("configuration", *corners.COLUMNS)
+
+
+#: Commands a drive reorders (SAS tagged command queuing) when the write buffer destages to it: an
+#: assumption, as for the DS5020's drives.
+DESTAGE_QUEUE_DEPTH = 32
+
+
+def destage_requirement(vms: int = 64, *, seed: int = 1, duration: float = 4.0) -> pl.DataFrame:
+    """What destaging the hybrid write buffer would ask of each 10K drive at ``vms`` VMs, which the
+    preset leaves out (writes stay in the SSD buffer). Per hybrid configuration: the published IOPS, the
+    writes per second each capacity drive would take if every 4 KiB VM write were destaged on its own
+    (IOPS x write share x copies / hosts / drives per host), and what the model's 10K drive sustains
+    for 4 KiB random writes with :data:`DESTAGE_QUEUE_DEPTH` commands queued (elevator) over its share
+    of the data (VMs x 7.5 GB x copies / hosts / drives). ``sustain_ratio`` < 1: block-by-block
+    destaging could not keep up."""
+    from storagelab.kernel import ClosedSource, Station
+    from storagelab.simulation import simulate
+    from storagelab.workloads import AccessSpec, SizeShare
+
+    pub = published_iops().filter(pl.col("vms") == vms)
+    rows = []
+    for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
+        p = preset.vsan(conf).params
+        hosts, copies = int(p["hosts"].value), int(p["copies"].value)
+        drives = int(p["capacity_devices_per_host"].value)
+        iops = float(pub.filter(pl.col("configuration") == conf)["iops"][0])
+        workload = vsan_iometer(vms=vms)
+        write_share = 1 - workload.streams[0].spec.read_pct / 100
+        span = int(workload.streams[0].span * copies / hosts / drives)
+        need = iops * write_share * copies / hosts / drives
+        spec = AccessSpec(name="destage", sizes=(SizeShare(size=4096, pct=100),), read_pct=0, random_pct=100,
+                          align=4096)  # fmt: skip
+        drive = Station("10K drive", p.device("capacity_device"), discipline="elevator")
+        src = ClosedSource("destage", drive, spec, workers=DESTAGE_QUEUE_DEPTH, span=span)
+        res = simulate(drive, [src], duration=duration, warmup=1.0, seed=seed, progress=False)
+        sustained = float(res.summary()["iops"][0])
+        rows.append({"configuration": conf, "published_iops": iops, "writes_per_drive_needed": need,
+                     "drive_span_gb": span / 1e9, "drive_sustains": sustained,
+                     "sustain_ratio": sustained / need})  # fmt: skip
+    return pl.DataFrame(rows)
