@@ -278,13 +278,13 @@ def test_vsan_fit_reproduces_the_stored_constants():
         assert node[conf] == pytest.approx(value, rel=1e-3), conf
 
 
-def test_equallogic_read_hit_fit_interval_contains_the_stored_value():
-    from storagelab.studies.ilio import claims, preset
+def test_equallogic_test_file_fit_interval_contains_the_stored_value():
+    from storagelab.studies.ilio import claims
 
     fits = [claims.fit(seed, quick=True) for seed in (1, 2, 3, 4)]
     mean, sd = statistics.mean(fits), statistics.stdev(fits)
     half = stats.t.ppf(0.975, len(fits) - 1) * sd / math.sqrt(len(fits))
-    assert mean - half <= preset.FITTED_READ_HIT <= mean + half, (fits, preset.FITTED_READ_HIT)
+    assert mean - half <= claims.FITTED_TEST_FILE_GB <= mean + half, (fits, claims.FITTED_TEST_FILE_GB)
 
 
 def test_arithmetic_fits_are_re_derived_from_the_datasets():

@@ -6,8 +6,9 @@ shared image lives, and write coalescing of the unique data that Fast Replicatio
 (the unique share of written blocks), the RAM and the coalescing, not from a fixed share.
 
 An IO crosses the 1 GbE link (FIFO at the payload rate), the controller (per-IO processing), its cache
-(reads hit with the fitted ratio; writes acknowledged and destaged continuously, steady state as in the
-DS5020 model) and the RAID-10 set of drives that reorder their queues (elevator).
+(reads hit as an LRU of the controller's cache would over what each workload reads,
+:class:`~storagelab.components.tiering.WorkingSetReadCache`; writes acknowledged and destaged
+continuously, steady state as in the DS5020 model) and the RAID-10 set of drives that reorder their queues (elevator).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
 from storagelab.components.raid_set import RaidSet
-from storagelab.components.tiering import WarmReadCache
+from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
@@ -25,9 +26,6 @@ from storagelab.workloads.content import ContentModel
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
-#: Fitted: the controller cache's read hit ratio for the Iometer VDI pattern (see claims.fit).
-FITTED_READ_HIT = 0.9084
-READ_HIT_FITTED_ON = ("iom-eql-lat",)
 
 
 def params(ilio: bool = False) -> dict[str, Param]:
@@ -51,9 +49,9 @@ def params(ilio: bool = False) -> dict[str, Param]:
                                 "threshold, so writes are admitted as destaging frees space (as in the DS5020 model)"),
         "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated"),
         "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated"),
-        "read_hit_ratio": Param(FITTED_READ_HIT, "ratio", "fit", "controller cache read hits, fitted on the "
-                                "Iometer read latency 1.0752 ms (iom-eql-lat) by storagelab.studies.ilio.claims.fit",
-                                fitted_on=READ_HIT_FITTED_ON),
+        "controller_cache": Param(4, "GB", "assumption", "the active controller's cache, read through as an LRU "
+                                  "over what the workloads read (Dell's PS6100 series has 4 GB per controller; "
+                                  "not in the document)"),
         "iscsi_latency": Param(0.1, "ms", "assumption", "iSCSI initiator + switch round trip; not stated"),
     }  # fmt: skip
     if ilio:
@@ -110,7 +108,8 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         low_watermark=0.0, destage_concurrency=int(p["destage_concurrency"].value),
     )  # fmt: skip
     hit = Delay("controller cache hit", p["controller_overhead"].si)
-    cache = WarmReadCache("controller read cache", hit, wcache, p["read_hit_ratio"].value)
+    # hit ratios follow from what each workload reads and the cache's size (an LRU's steady state)
+    cache = WorkingSetReadCache("controller read cache", hit, wcache, int(p["controller_cache"].si))
     controller = Link(  # the controller's time and data movement: one queue, no second direction
         "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si,
         duplex=False,
