@@ -298,13 +298,12 @@ def service_level_spare(*, capacity: float = 1000.0, seed: int = 1, duration: fl
 
         log = dispatches(tight, open_sources, spare, False)
         p99 = 1e3 * float(np.quantile([w for _t, c, w, _ph in log if c == "tight"], 0.99))
-        rows.append(("latency target (p99 wait, ms)", 10.0, p99, p99 <= 10.0))
+        rows.append((spare, "latency target (p99 wait, ms)", 10.0, p99, p99 <= 10.0))
         weighted = {f"w{k}": ServiceLevel(1, big, 100.0, weight=k) for k in (1, 2, 3)}
         got = share(dispatches(weighted, closed([(n, 16) for n in weighted]), spare, False), "w3")
-        rows.append(("weight share 1 : 2 : 3 (heaviest, %)", 50.0, got, abs(got - 50.0) <= 2))
+        rows.append((spare, "weight share 1 : 2 : 3 (heaviest, %)", 50.0, got, abs(got - 50.0) <= 2))
         owed = {"big": ServiceLevel(0.7 * capacity, big, 0.050, weight=1),
                 "small": ServiceLevel(0.1 * capacity, big, 0.050, weight=1)}  # fmt: skip
         got = share(dispatches(owed, closed([("big", 64), ("small", 8)]), spare, True), "big")
-        rows.append(("minimum above its weight share (%)", 70.0, got, abs(got - 70.0) <= 2))
-        rows[-3:] = [(spare, *r) for r in rows[-3:]]
+        rows.append((spare, "minimum above its weight share (%)", 70.0, got, abs(got - 70.0) <= 2))
     return pl.DataFrame(rows, schema=["spare", "promise", "promised", "delivered", "held"], orient="row")

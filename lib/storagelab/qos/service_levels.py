@@ -177,6 +177,7 @@ class ServiceLevels(Discipline):
         if spare not in ("deadline", "weight"):
             raise ValueError(f"service levels: spare must be 'deadline' or 'weight', got {spare!r}")
         self.spare = spare
+        self._by_weight = spare == "weight"
         self.levels = dict(levels)
         self.default, self.record = default, record
         self.key = key
@@ -212,7 +213,7 @@ class ServiceLevels(Discipline):
         deadline = now + v.level.max_latency
         tag = max(v.last + c, deadline)
         v.last = tag
-        if self.spare == "weight" and not v.queue:  # backlogged again: no credit for the time it was idle
+        if self._by_weight and not v.queue:  # backlogged again: no credit for the time it was idle
             waiting = [u.share for u in self.volumes.values() if u.queue]
             v.share = max(v.share, min(waiting) if waiting else self._share_now)
         v.queue.append([tag, c, next(self._seq), job, deadline])
@@ -226,7 +227,7 @@ class ServiceLevels(Discipline):
             return None
         if any(v.queue[0][0] <= now for v in heads):  # contention: the most critical level first
             best = min(heads, key=lambda v: (v.level.priority, v.queue[0][0], v.queue[0][2]))
-        elif self.spare == "weight":  # by weight: the smallest weight tag after the head's request
+        elif self._by_weight:  # by weight: the smallest weight tag after the head's request
             best = min(
                 heads, key=lambda v: (v.share + v.level.share_cost(v.queue[0][3][0].size), v.queue[0][2])
             )
@@ -234,7 +235,7 @@ class ServiceLevels(Discipline):
             best = min(heads, key=lambda v: (v.queue[0][0], v.queue[0][2]))
         tag, c, _s, job, _deadline = best.queue.popleft()
         self._waiting -= 1
-        if self.spare == "weight":
+        if self._by_weight:
             self._share_now = best.share
             best.share += best.level.share_cost(job[0].size)
         if best.level.capped:

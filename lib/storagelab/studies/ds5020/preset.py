@@ -9,7 +9,8 @@ An IO to a volume crosses its host path (FIFO serialization at the link rate), i
 (a FIFO stage: per-IO processing plus transfer at the controller's internal bandwidth), the controller's
 write cache (writes acknowledged there and destaged continuously, as in the steady state of the hours-long
 runs) and the RAID set, whose member IOs cross one of the controller's 4 Gb drive-side FC channels (a
-read's data after the drive has read it) to their drives. The write cache is the controller's data cache (Figure 20), shared by the
+read's data after the drive has read it) to their drives. The write cache is the controller's data
+cache (Figure 20), shared by the
 volumes the controller owns, with coalescing, address-ordered destage and the documented flush levels
 (:mod:`storagelab.components.write_cache`). Controller read caching and prefetch are not modelled.
 """
@@ -143,6 +144,7 @@ class _Volumes:
             for c in self.controllers
         ]  # fmt: skip
         self.queue_depth = int(p["drive_queue_depth"].value)
+        self.drive_bytes = p.device("drive").capacity
 
     def volume(self, name: str, level: str, drives: int, controller: int | None = None) -> Component:
         """A volume of ``drives`` drives in ``level``, owned by controller index ``controller`` (default:
@@ -166,7 +168,7 @@ class _Volumes:
         parity = level != "RAID-10"
         cache = WriteBackCache(
             f"{name} write cache", rset, self.pools[c],
-            volume_bytes=layout.usable_capacity(self.p.device("drive").capacity),
+            volume_bytes=layout.usable_capacity(self.drive_bytes),
             destage_unit=layout.stripe_width if parity else layout.stripe_unit,
             max_destage=destage_depth(drives, self.queue_depth, drives if parity else 2),
         )  # fmt: skip

@@ -8,7 +8,8 @@ shared image lives, and write coalescing of the unique data that Fast Replicatio
 An IO crosses the 1 GbE link (FIFO at the payload rate), the controller (per-IO processing), its cache
 (reads hit as an LRU of the controller's cache would over what each workload reads,
 :class:`~storagelab.components.tiering.WorkingSetReadCache`; writes acknowledged and destaged
-continuously, steady state as in the DS5020 model) and the RAID-10 set of drives that reorder their queues (elevator).
+continuously, steady state as in the DS5020 model) and the RAID-10 set of drives that reorder their
+queues (elevator).
 """
 
 from __future__ import annotations
