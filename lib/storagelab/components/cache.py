@@ -229,7 +229,8 @@ class WriteBackBuffer(Component):
         self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
 
     def submit(self, io: IORequest) -> Event:
-        if self._done:
+        done = self._done
+        if done and done[0][0] <= self.env._now:
             self._retire(self.env._now)
         if io.is_read:
             self.reads += 1
@@ -252,12 +253,28 @@ class WriteBackBuffer(Component):
         return ev
 
     def _accept(self, io: IORequest) -> Event:
-        self.dirty_bytes += io.size
-        for b in _blocks(io, self.block_bytes):
-            self._dirty_blocks[b] = self._dirty_blocks.get(b, 0) + 1
-        self._queue.append(io)
-        self._kick()
-        extra = io.size - self._ack_block
+        size = io.size
+        self.dirty_bytes += size
+        dirty, block = self._dirty_blocks, self.block_bytes
+        first, last = io.address // block, (io.address + size - 1) // block
+        if first == last:  # the common case, a write within one block
+            dirty[first] = dirty.get(first, 0) + 1
+        else:
+            for b in range(first, last + 1):
+                dirty[b] = dirty.get(b, 0) + 1
+        timed, done = self._timed, self._done
+        if timed is not None and not self._queue and len(done) < self.destage_concurrency:
+            # a free destage slot and nothing queued before it: destage at once (what _kick_timed does
+            # with a queue of one; the back end's fast path keeps no reference to the IO, so it is
+            # given the write itself rather than a member IO)
+            heappush(done, (timed(io), self._seq, io))
+            self._seq += 1
+            if self._waiting:
+                self._wake_at_next()
+        else:
+            self._queue.append(io)
+            self._kick()
+        extra = size - self._ack_block
         return completion_in(self.env, self.write_latency + (extra * self._ack_per_byte if extra > 0 else 0.0), io)
 
     def _kick(self) -> None:
@@ -297,8 +314,9 @@ class WriteBackBuffer(Component):
         """The destage of ``io`` has completed: its bytes and blocks are clean."""
         self.destaged += 1
         self.dirty_bytes -= io.size
-        dirty = self._dirty_blocks
-        for b in _blocks(io, self.block_bytes):
+        dirty, block = self._dirty_blocks, self.block_bytes
+        first, last = io.address // block, (io.address + io.size - 1) // block
+        for b in (first,) if first == last else range(first, last + 1):
             n = dirty[b] - 1
             if n:
                 dirty[b] = n
@@ -321,10 +339,16 @@ class WriteBackBuffer(Component):
         queue, done = self._queue, self._done
         while queue and len(done) < self.destage_concurrency:
             io = queue.popleft()
-            heappush(done, (self._timed(io.child()), self._seq, io))
+            heappush(done, (self._timed(io), self._seq, io))
             self._seq += 1
-        if (queue or self._waiting) and done:
-            # something waits on a completion: wake at the next one, as a destage's own event would
+        if queue or self._waiting:
+            self._wake_at_next()
+
+    def _wake_at_next(self) -> None:
+        """Something waits on a timed destage's completion: wake at the next one, as a destage's own
+        event would."""
+        done = self._done
+        if done:
             end = done[0][0]
             if self._wake_at is None or end < self._wake_at:
                 self._wake_at = end
