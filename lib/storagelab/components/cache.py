@@ -209,7 +209,6 @@ class WriteBackBuffer(Component):
 
     def on_bind(self) -> None:
         self.dirty_bytes = 0
-        self._dirty_blocks: dict[int, int] = {}  # block -> number of queued destages covering it
         self._queue: deque[IORequest] = deque()  # accepted writes awaiting destage
         self._waiting: deque[tuple[IORequest, Event]] = deque()  # writes waiting for space
         self._in_flight = 0
@@ -220,6 +219,10 @@ class WriteBackBuffer(Component):
         timed = self.high == 0 and self.flush_rate is None and getattr(self.backend, "timed", False)
         self._timed = self.backend.submit_timed if timed else None
         self._done: list[tuple[float, int, IORequest]] = []  # timed destages in flight: (end, seq, io)
+        # block -> number of queued or in-flight destages covering it (what a read can hit); with timed
+        # destages built at the first read from the writes queued and in flight, so that a buffer that
+        # serves no reads (a drive's, behind a read/write split) keeps no index
+        self._dirty_blocks: dict[int, int] | None = None if timed else {}
         self._seq = 0
         self._wake_at: float | None = None  # a wake-up at the next timed completion is pending
 
@@ -234,7 +237,10 @@ class WriteBackBuffer(Component):
             self._retire(self.env._now)
         if io.is_read:
             self.reads += 1
-            if all(b in self._dirty_blocks for b in _blocks(io, self.block_bytes)):
+            dirty = self._dirty_blocks
+            if dirty is None:
+                dirty = self._dirty_blocks = self._index_dirty()
+            if all(b in dirty for b in _blocks(io, self.block_bytes)):
                 self.read_hits += 1
                 return completion_in(self.env, self.write_latency, io)
             return self.backend.submit(io)
@@ -256,12 +262,13 @@ class WriteBackBuffer(Component):
         size = io.size
         self.dirty_bytes += size
         dirty, block = self._dirty_blocks, self.block_bytes
-        first, last = io.address // block, (io.address + size - 1) // block
-        if first == last:  # the common case, a write within one block
-            dirty[first] = dirty.get(first, 0) + 1
-        else:
-            for b in range(first, last + 1):
-                dirty[b] = dirty.get(b, 0) + 1
+        if dirty is not None:
+            first, last = io.address // block, (io.address + size - 1) // block
+            if first == last:  # the common case, a write within one block
+                dirty[first] = dirty.get(first, 0) + 1
+            else:
+                for b in range(first, last + 1):
+                    dirty[b] = dirty.get(b, 0) + 1
         timed, done = self._timed, self._done
         if timed is not None and not self._queue and len(done) < self.destage_concurrency:
             # a free destage slot and nothing queued before it: destage at once (what _kick_timed does
@@ -315,6 +322,8 @@ class WriteBackBuffer(Component):
         self.destaged += 1
         self.dirty_bytes -= io.size
         dirty, block = self._dirty_blocks, self.block_bytes
+        if dirty is None:
+            return
         first, last = io.address // block, (io.address + io.size - 1) // block
         for b in (first,) if first == last else range(first, last + 1):
             n = dirty[b] - 1
@@ -322,6 +331,14 @@ class WriteBackBuffer(Component):
                 dirty[b] = n
             else:
                 del dirty[b]
+
+    def _index_dirty(self) -> dict[int, int]:
+        """The dirty-block index of the writes now queued or in flight (timed destages)."""
+        dirty: dict[int, int] = {}
+        for io in (*self._queue, *(entry[2] for entry in self._done)):
+            for b in _blocks(io, self.block_bytes):
+                dirty[b] = dirty.get(b, 0) + 1
+        return dirty
 
     def _admit_waiting(self) -> None:
         while self._waiting and self.dirty_bytes + self._waiting[0][0].size <= self.capacity_bytes:
