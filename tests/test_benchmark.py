@@ -31,3 +31,31 @@ def test_vsan_bench_models_are_the_same_cluster():
     assert ours.mean_response_ms == pytest.approx(textbook.mean_response_ms, rel=0.03)
     assert ours.simulated_ios == pytest.approx(textbook.simulated_ios, rel=0.03)
 
+
+
+def test_bench_against_a_revision_runs_both_checkouts_side_by_side(monkeypatch):
+    """``bench --against``: the same rows in this checkout and at a git revision (here HEAD, with a
+    short M/M/4 row), in fresh processes; same seed, same code path, so the same simulated IOs and
+    mean response; the worktree is removed afterwards."""
+    import subprocess
+
+    def worktrees() -> str:
+        return subprocess.run(["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True).stdout
+
+    monkeypatch.setattr(benchmark, "STORAGELAB_ROWS", {"M/M/4 rho=0.9": ("run_storagelab_mm4", 2.0, 0.1)})
+    before = worktrees()
+    table = benchmark.against_revision("HEAD", rounds=2)
+    assert worktrees() == before
+    row = table.row(0, named=True)
+    assert row["rounds"] == 2 and row["simulated_ios_revision"] == row["simulated_ios_this"] > 5_000
+    assert row["mean_ms_revision"] == row["mean_ms_this"]
+    assert row["this_over_revision"] == pytest.approx(row["wall_seconds_this"] / row["wall_seconds_revision"])
+
+
+@pytest.mark.parametrize(("revision", "rounds", "message"), [
+    ("no-such-revision", 1, "'no-such-revision' is not a commit"),
+    ("HEAD", 0, "rounds must be an integer >= 1"),
+])  # fmt: skip
+def test_bench_against_refuses_what_it_cannot_run(revision, rounds, message):
+    with pytest.raises(ValueError, match=message):
+        benchmark.against_revision(revision, rounds=rounds)

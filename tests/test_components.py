@@ -753,3 +753,29 @@ def test_a_response_time_probe_measures_below_it_and_adds_nothing():
     assert series["mean_ms"].to_list() == pytest.approx([2.0, 2.0, 2.0])  # saturated: 1 ms wait + 1 ms
     with pytest.raises(ValueError, match="bin_s must be > 0"):
         probe.series(0)
+
+
+def test_timed_buffer_indexes_the_writes_pending_at_its_first_read():
+    """With timed destages the buffer builds its dirty-block index at the first read, from the writes
+    queued and in flight then: reads that start while a write flood fills the buffer hit exactly as on
+    the event-per-destage path, which keeps the index from the first write."""
+    from storagelab.components.flash import flash_drive
+    from storagelab.kernel import Path
+
+    def run(timed: bool):
+        drive = flash_drive("p3700", devices.preset("NVMe SSD"))
+        if not timed:
+            drive.backend = Path("p3700 units, untimed", [drive.backend])
+        span = 2**24  # 4,096 blocks: some reads find their block still buffered, some do not
+        writes = OpenSource("w", drive, FixedSampler(size=4096, read_pct=0, span=span), rate=150_000.0)
+        reads = OpenSource("r", drive, FixedSampler(size=4096, read_pct=100, span=span), rate=20_000.0,
+                           rate_scale=lambda t: 0.0 if t < 0.02 else 1.0)  # fmt: skip
+        res = simulate(drive, [writes, reads], duration=0.1, warmup=0.0, seed=3, progress=False)
+        assert (drive._timed is not None) == timed
+        return res.summary(), stats_of(res, "p3700 write buffer")
+
+    timed, events = run(True), run(False)
+    assert timed[0].equals(events[0])
+    assert timed[1] == events[1]
+    assert timed[1]["stalled_writes"] > 0  # the buffer was full when the reads began
+    assert 0.05 < timed[1]["read_hit_ratio"] < 0.95

@@ -312,3 +312,89 @@ def sweep_efficiency(points: int = 16, duration_s: float = 100.0, repeats: int =
         [{"workers": n, "runs": points, "median_wall_seconds": statistics.median(w), "walls": ", ".join(f"{x:.2f}" for x in w),
           "speedup_over_1": one / statistics.median(w)} for n, w in walls.items()]
     )  # fmt: skip
+
+
+#: The storagelab rows of :func:`bench` that :func:`against_revision` times in both checkouts: the row's
+#: function in :mod:`storagelab.benchmark`, its simulated seconds and warm-up (as ``bench`` runs them).
+STORAGELAB_ROWS: dict[str, tuple[str, float, float]] = {
+    "M/M/4 rho=0.9": ("run_storagelab_mm4", 60.0, 1.0),
+    "M/M/4 rho=0.9, no shortcuts": ("run_storagelab_mm4_events", 60.0, 1.0),
+    "closed 64xQD1, 4 nodes, 2 copies": ("run_storagelab_closed", 4.0, 0.1),
+    VSAN_SCENARIO: ("run_storagelab_vsan", 3.0, 0.2),
+}
+
+_TIME_ROWS = """
+import json, sys
+from storagelab import benchmark as b
+rows = json.loads(sys.argv[1])
+out = {}
+for name, (fn, horizon, warmup) in rows.items():
+    r = getattr(b, fn)(horizon, warmup, int(sys.argv[2]))
+    out[name] = [r.wall_seconds, r.simulated_ios, r.mean_response_ms]
+print(json.dumps(out))
+"""
+
+
+def against_revision(revision: str, rounds: int = 5, seed: int = 1) -> pl.DataFrame:
+    """The storagelab rows of :func:`bench` timed in this checkout and in git ``revision`` of its
+    repository, side by side: each round runs every row once in each checkout, in a fresh process
+    each, alternating which goes first (this machine's speed drifts, so neither gets the better
+    minutes). One row per scenario: median wall seconds of each, their ratio (this / revision: above 1
+    is a slowdown), and the simulated IOs and mean response of each, which say whether the two
+    simulated the same system (a model that gained a stage does more work per IO by design).
+
+    ``revision`` is checked out in a temporary git worktree, removed afterwards; both run with this
+    Python and its installed dependencies. Raises ``ValueError`` if this package is not in a git
+    checkout, the revision is unknown, or it lacks one of the rows' functions."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    if not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    here = Path(__file__).resolve().parent.parent  # .../lib
+    git = ["git", "-C", str(here)]
+    top = subprocess.run([*git, "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if top.returncode != 0:
+        raise ValueError(f"bench --against needs storagelab in a git checkout; {here} is not in one")
+    commit = subprocess.run([*git, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+                            capture_output=True, text=True)  # fmt: skip
+    if commit.returncode != 0:
+        raise ValueError(f"bench --against: {revision!r} is not a commit of {top.stdout.strip()}")
+    sha = commit.stdout.strip()
+    rows = json.dumps(STORAGELAB_ROWS)
+
+    def timed(lib: str) -> dict[str, list[float]]:
+        env = {**os.environ, "PYTHONPATH": lib + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        p = subprocess.run([sys.executable, "-c", _TIME_ROWS, rows, str(seed)], env=env, capture_output=True,
+                           text=True)  # fmt: skip
+        if p.returncode != 0:
+            raise ValueError(f"bench --against: the rows failed in {lib}:\n{p.stderr.strip()[-2000:]}")
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    with tempfile.TemporaryDirectory(prefix="storagelab-bench-") as tmp:
+        tree = str(Path(tmp) / "revision")
+        add = [*git, "worktree", "add", "--detach", "--quiet", tree, sha]
+        subprocess.run(add, check=True, capture_output=True)
+        try:
+            libs = {"revision": str(Path(tree) / "lib"), "this": str(here)}
+            runs: dict[str, list[dict[str, list[float]]]] = {"revision": [], "this": []}
+            for r in tqdm(range(rounds), desc=f"bench against {revision}", unit="round"):
+                for which in ("revision", "this") if r % 2 == 0 else ("this", "revision"):
+                    runs[which].append(timed(libs[which]))
+        finally:
+            subprocess.run([*git, "worktree", "remove", "--force", tree], capture_output=True)
+    out = []
+    for name in STORAGELAB_ROWS:
+        old = statistics.median(x[name][0] for x in runs["revision"])
+        new = statistics.median(x[name][0] for x in runs["this"])
+        out.append({
+            "scenario": name, "revision": sha[:10], "rounds": rounds,
+            "wall_seconds_revision": old, "wall_seconds_this": new, "this_over_revision": new / old,
+            "simulated_ios_revision": int(runs["revision"][0][name][1]), "simulated_ios_this": int(runs["this"][0][name][1]),
+            "mean_ms_revision": runs["revision"][0][name][2], "mean_ms_this": runs["this"][0][name][2],
+        })  # fmt: skip
+    return pl.DataFrame(out)

@@ -181,15 +181,25 @@ def bench(
     sweep: Annotated[
         bool, typer.Option("--sweep", help="instead: a 16-run sweep on 1 and on 2 Dask workers (speed-up)")
     ] = False,
+    against: Annotated[
+        str | None,
+        typer.Option(help="instead: the storagelab rows here and at git revision AGAINST, alternately"),
+    ] = None,
+    rounds: Annotated[int, typer.Option(help="with --against: runs of each checkout")] = 5,
 ) -> None:
     """Simulated IOs per wall-second: storagelab beside Ciw and textbook SimPy models, on an M/M/4 queue
-    and on a Virtual SAN calibration scenario; or, with --sweep, the speed-up of a sweep on two workers
-    over one."""
+    and on a Virtual SAN calibration scenario; with --sweep, the speed-up of a sweep on two workers
+    over one; with --against REV, this checkout's storagelab rows beside the same rows at REV."""
 
+    from storagelab.benchmark import against_revision, sweep_efficiency
     from storagelab.benchmark import bench as run_bench
-    from storagelab.benchmark import sweep_efficiency
 
-    if sweep:
+    if against is not None:
+        try:
+            table = against_revision(against, rounds=rounds, seed=seed)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--against") from None
+    elif sweep:
         table = sweep_efficiency(repeats=repeats or (1 if quick else 2), duration_s=25.0 if quick else 100.0, seed=seed)
     else:
         table = run_bench(quick=quick, seed=seed, repeats=repeats)

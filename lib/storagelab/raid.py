@@ -117,6 +117,10 @@ class Raid0(RaidLayout):
         """One phase: one op per stripe unit touched."""
         _check_io(is_read, address, size)
         su = self.stripe_unit
+        u, off = divmod(address, su)
+        if off + size <= su:  # within one stripe unit (most small IOs): one op, no segment walk
+            s, j = divmod(u, self.data_units)
+            return [Phase("all", (MemberOp(j, is_read, s * su + off, size),))]
         ops = tuple(MemberOp(j, is_read, s * su + off, n) for s, j, off, n in self._segments(address, size))
         return [Phase("all", ops)]
 

@@ -209,7 +209,6 @@ class WriteBackBuffer(Component):
 
     def on_bind(self) -> None:
         self.dirty_bytes = 0
-        self._dirty_blocks: dict[int, int] = {}  # block -> number of queued destages covering it
         self._queue: deque[IORequest] = deque()  # accepted writes awaiting destage
         self._waiting: deque[tuple[IORequest, Event]] = deque()  # writes waiting for space
         self._in_flight = 0
@@ -220,6 +219,10 @@ class WriteBackBuffer(Component):
         timed = self.high == 0 and self.flush_rate is None and getattr(self.backend, "timed", False)
         self._timed = self.backend.submit_timed if timed else None
         self._done: list[tuple[float, int, IORequest]] = []  # timed destages in flight: (end, seq, io)
+        # block -> number of queued or in-flight destages covering it (what a read can hit); with timed
+        # destages built at the first read from the writes queued and in flight, so that a buffer that
+        # serves no reads (a drive's, behind a read/write split) keeps no index
+        self._dirty_blocks: dict[int, int] | None = None if timed else {}
         self._seq = 0
         self._wake_at: float | None = None  # a wake-up at the next timed completion is pending
 
@@ -229,11 +232,15 @@ class WriteBackBuffer(Component):
         self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
 
     def submit(self, io: IORequest) -> Event:
-        if self._done:
+        done = self._done
+        if done and done[0][0] <= self.env._now:
             self._retire(self.env._now)
         if io.is_read:
             self.reads += 1
-            if all(b in self._dirty_blocks for b in _blocks(io, self.block_bytes)):
+            dirty = self._dirty_blocks
+            if dirty is None:
+                dirty = self._dirty_blocks = self._index_dirty()
+            if all(b in dirty for b in _blocks(io, self.block_bytes)):
                 self.read_hits += 1
                 return completion_in(self.env, self.write_latency, io)
             return self.backend.submit(io)
@@ -252,12 +259,29 @@ class WriteBackBuffer(Component):
         return ev
 
     def _accept(self, io: IORequest) -> Event:
-        self.dirty_bytes += io.size
-        for b in _blocks(io, self.block_bytes):
-            self._dirty_blocks[b] = self._dirty_blocks.get(b, 0) + 1
-        self._queue.append(io)
-        self._kick()
-        extra = io.size - self._ack_block
+        size = io.size
+        self.dirty_bytes += size
+        dirty, block = self._dirty_blocks, self.block_bytes
+        if dirty is not None:
+            first, last = io.address // block, (io.address + size - 1) // block
+            if first == last:  # the common case, a write within one block
+                dirty[first] = dirty.get(first, 0) + 1
+            else:
+                for b in range(first, last + 1):
+                    dirty[b] = dirty.get(b, 0) + 1
+        timed, done = self._timed, self._done
+        if timed is not None and not self._queue and len(done) < self.destage_concurrency:
+            # a free destage slot and nothing queued before it: destage at once (what _kick_timed does
+            # with a queue of one; the back end's fast path keeps no reference to the IO, so it is
+            # given the write itself rather than a member IO)
+            heappush(done, (timed(io), self._seq, io))
+            self._seq += 1
+            if self._waiting:
+                self._wake_at_next()
+        else:
+            self._queue.append(io)
+            self._kick()
+        extra = size - self._ack_block
         return completion_in(self.env, self.write_latency + (extra * self._ack_per_byte if extra > 0 else 0.0), io)
 
     def _kick(self) -> None:
@@ -297,13 +321,24 @@ class WriteBackBuffer(Component):
         """The destage of ``io`` has completed: its bytes and blocks are clean."""
         self.destaged += 1
         self.dirty_bytes -= io.size
-        dirty = self._dirty_blocks
-        for b in _blocks(io, self.block_bytes):
+        dirty, block = self._dirty_blocks, self.block_bytes
+        if dirty is None:
+            return
+        first, last = io.address // block, (io.address + io.size - 1) // block
+        for b in (first,) if first == last else range(first, last + 1):
             n = dirty[b] - 1
             if n:
                 dirty[b] = n
             else:
                 del dirty[b]
+
+    def _index_dirty(self) -> dict[int, int]:
+        """The dirty-block index of the writes now queued or in flight (timed destages)."""
+        dirty: dict[int, int] = {}
+        for io in (*self._queue, *(entry[2] for entry in self._done)):
+            for b in _blocks(io, self.block_bytes):
+                dirty[b] = dirty.get(b, 0) + 1
+        return dirty
 
     def _admit_waiting(self) -> None:
         while self._waiting and self.dirty_bytes + self._waiting[0][0].size <= self.capacity_bytes:
@@ -321,10 +356,16 @@ class WriteBackBuffer(Component):
         queue, done = self._queue, self._done
         while queue and len(done) < self.destage_concurrency:
             io = queue.popleft()
-            heappush(done, (self._timed(io.child()), self._seq, io))
+            heappush(done, (self._timed(io), self._seq, io))
             self._seq += 1
-        if (queue or self._waiting) and done:
-            # something waits on a completion: wake at the next one, as a destage's own event would
+        if queue or self._waiting:
+            self._wake_at_next()
+
+    def _wake_at_next(self) -> None:
+        """Something waits on a timed destage's completion: wake at the next one, as a destage's own
+        event would."""
+        done = self._done
+        if done:
             end = done[0][0]
             if self._wake_at is None or end < self._wake_at:
                 self._wake_at = end

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from simpy.events import Event
 
-from storagelab.kernel.component import Component, completion_in, fire
-from storagelab.kernel.composition import join_all
+from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.composition import AllOf
 from storagelab.kernel.io import IORequest
 
 
@@ -89,9 +89,12 @@ class ReplicatedCluster(Component):
     def submit_timed(self, io: IORequest) -> float:
         """When every node is timed: the completion time of ``io`` (the latest of its copies)."""
         nodes = self.nodes
-        if io.is_read and self.read_policy == "primary" and not self.compact:
+        if io.is_read and self.read_policy == "primary":
             self.node_ios += 1
-            return nodes[(io.address // self.placement_bytes) % len(nodes)].submit_timed(io)
+            node = (io.address // self.placement_bytes) % len(nodes)
+            if self.compact:
+                io.address = self._local_address(io.address, node)
+            return nodes[node].submit_timed(io)
         targets = self._targets(io)
         self.node_ios += len(targets)
         done = nodes[targets[0]].submit_timed(self._local(io, targets[0]))
@@ -105,12 +108,14 @@ class ReplicatedCluster(Component):
         """``io`` as node ``node`` sees it: itself, or with ``compact`` a member IO at the node's address."""
         if not self.compact:
             return io
-        n, size = len(self.nodes), self.placement_bytes
-        region, offset = divmod(io.address, size)
-        copy = (node - region) % n
-        run, j = divmod(region // n, self.copy_run)
-        local = (run * self.replicas + copy) * self.copy_run + j
-        return io.child(address=local * size + offset)
+        return io.child(address=self._local_address(io.address, node))
+
+    def _local_address(self, address: int, node: int) -> int:
+        """With ``compact``: where node ``node`` holds its copy of cluster byte ``address``."""
+        n, size, copy_run = len(self.nodes), self.placement_bytes, self.copy_run
+        region, offset = divmod(address, size)
+        run, j = divmod(region // n, copy_run)
+        return ((run * self.replicas + (node - region) % n) * copy_run + j) * size + offset
 
     def submit(self, io: IORequest) -> Event:
         if self.timed:
@@ -119,13 +124,19 @@ class ReplicatedCluster(Component):
         targets = self._targets(io)
         self.node_ios += len(targets)
         if io.is_read:
-            if not self.compact:
-                return self.nodes[targets[0]].submit(io)
-            done = Event(self.env)
-            self.nodes[targets[0]].submit(self._local(io, targets[0])).callbacks.append(lambda _e: fire(done, io))
-            return done
-        parts = [self.nodes[k].submit(self._local(io, k) if self.compact else io.child()) for k in targets]
-        return join_all(self.env, parts, io)
+            # one copy serves a read: the read itself goes there, at that node's address with ``compact``
+            # (rewritten on the way down, as an Extent does; nothing above a cluster reads it back)
+            if self.compact:
+                io.address = self._local_address(io.address, targets[0])
+            return self.nodes[targets[0]].submit(io)
+        # a write: a member IO on each copy's node, complete when all are (join_all without the list)
+        done = Event(self.env)
+        all_done = AllOf(done, len(targets), io)
+        nodes, compact = self.nodes, self.compact
+        for k in targets:
+            member = io.child(address=self._local_address(io.address, k)) if compact else io.child()
+            nodes[k].submit(member).callbacks.append(all_done)
+        return done
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return {"node_ios": float(self.node_ios)}

@@ -97,8 +97,20 @@ class RaidSet(Component):
     def submit(self, io: IORequest) -> Event:
         self.ios += 1
         done = Event(self.env)
-        _Phases(self, io, self.layout.plan(io.is_read, io.address, io.size), done).start()
+        phases = self.layout.plan(io.is_read, io.address, io.size)
+        if len(phases) == 1 and len(ops := phases[0].ops) == 1 and self.pending is None:
+            # one member IO (a small IO on a stripe): what _Phases does for it, without its bookkeeping
+            op = ops[0]
+            member_io = io.child(size=op.size, address=op.address, is_read=op.is_read)
+            self.members[op.member].submit(member_io).callbacks.append(partial(self._single_done, io, done))
+            return done
+        _Phases(self, io, phases, done).start()
         return done
+
+    def _single_done(self, io: IORequest, done: Event, _ev: Event) -> None:
+        self.completed += 1
+        self.member_ios += 1
+        fire(done, io)
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return {

@@ -17,7 +17,7 @@ from storagelab.kernel.component import Component, fire
 from storagelab.kernel.io import IORequest
 
 
-class _AllOf:
+class AllOf:
     """Callback counting completed parts; succeeds ``event`` with ``value`` when the last one arrives."""
 
     __slots__ = ("event", "left", "value")
@@ -49,7 +49,7 @@ def join_all(env, parts: Sequence[Event], value: object) -> Event:
     if len(parts) == 1:
         return parts[0] if parts[0]._value is value else _relay(env, parts[0], value)
     done = Event(env)
-    cb = _AllOf(done, len(parts), value)
+    cb = AllOf(done, len(parts), value)
     for p in parts:
         p.callbacks.append(cb)
     return done
@@ -76,11 +76,11 @@ class _Advance:
     __slots__ = ("back", "done", "i", "io", "path")
 
     def __init__(self, path: Path, io: IORequest, done: Event) -> None:
-        self.path, self.io, self.done, self.i, self.back = path, io, done, 0, len(path.responders)
+        self.path, self.io, self.done, self.i, self.back = path, io, done, 0, path.n_responders
 
     def __call__(self, _ev: Event) -> None:
         path = self.path
-        if self.i < len(path.steps) - 1:  # forward: the next stage
+        if self.i < path.last_step:  # forward: the next stage
             self.i += 1
             path.steps[self.i](self.io).callbacks.append(self)
         elif self.back:  # then the responses, from the stage nearest the back end to the nearest the host
@@ -109,9 +109,11 @@ class Path(Component):
         # taken once the stages are bound, as a station picks its submit method then
         self.steps = [getattr(s, "forward", s.submit) for s in self.stages]
         self.responders = [s.respond for s in self.stages if getattr(s, "duplex", False)]
+        self.last_step, self.n_responders = len(self.steps) - 1, len(self.responders)
+        self.passthrough = self.last_step == 0 and not self.responders  # one stage: the path adds nothing
 
     def submit(self, io: IORequest) -> Event:
-        if len(self.stages) == 1 and not self.responders:
+        if self.passthrough:
             return self.stages[0].submit(io)
         done = Event(self.env)
         self.steps[0](io).callbacks.append(_Advance(self, io, done))
