@@ -586,7 +586,7 @@ class _FixedAddressReads:
         return np.ones(n, dtype=bool), np.full(n, 4096, dtype=np.int64), np.full(n, self.address, dtype=np.int64)
 
 
-@pytest.mark.parametrize("discipline", ["sstf", "elevator"])
+@pytest.mark.parametrize("discipline", ["sstf", "elevator", "satf"])
 def test_disk_scheduler_ages_a_far_command_instead_of_starving_it(discipline):
     """Eight workers keep the head busy in the first MiB; a read at the far end arrives twice a second.
     Without aging (max_age=inf, the old behaviour) SSTF and LOOK keep serving the near commands and the
@@ -779,3 +779,63 @@ def test_timed_buffer_indexes_the_writes_pending_at_its_first_read():
     assert timed[1] == events[1]
     assert timed[1]["stalled_writes"] > 0  # the buffer was full when the reads began
     assert 0.05 < timed[1]["read_hit_ratio"] < 0.95
+
+
+def _random_reads_iops(device: str, discipline: str, workers: int, span_share: float, seed: int = 1) -> float:
+    disk = devices.HDD.preset(device)
+    st = Station("d", disk, discipline=discipline)
+    span = int(disk.capacity * span_share) // 4096 * 4096
+    src = ClosedSource("r", st, FixedSampler(size=4096, read_pct=100, span=span), workers=workers)
+    res = simulate(st, [src], duration=20.0, warmup=2.0, seed=seed, progress=False)
+    return float(res.summary()["iops"][0])
+
+
+def test_a_turning_platter_gives_the_drawn_rotational_latency_at_queue_depth_one():
+    """With its rotation tracked (shortest access first at QD1 has nothing to choose) the disk's random
+    4 KiB reads take the analytic mean service time (mean seek + half a revolution + transfer +
+    overhead), as with a drawn rotational latency: an address's angle on its track is as good as random
+    for random IO. About 3,500 IOs with a CV near 0.35: 3 % is about 5 standard errors."""
+    model = devices.HDD.preset("15K FC/SAS")
+    iops = _random_reads_iops("15K FC/SAS", "satf", workers=1, span_share=1.0)
+    assert 1 / iops == pytest.approx(model.mean_service_time(True, 4096), rel=0.03)
+
+
+def test_shortest_access_first_serves_the_command_that_reaches_its_data_soonest():
+    """The scheduler's estimate is the service: ``access_time`` is overhead + seek + the wait for the
+    first byte to come round after the seek, the command popped is the one with the least of it, and
+    serving it takes that time plus its transfer."""
+    from types import SimpleNamespace
+
+    from storagelab.kernel.disciplines import ShortestAccessFirst
+
+    disk = devices.HDD.preset("15K FC/SAS")
+    clock = SimpleNamespace(now=0.0123)
+    station = SimpleNamespace(service_source=disk, env=clock, name="d")
+    satf = ShortestAccessFirst()
+    satf.bind(station)
+    disk.head = disk.cylinders // 3
+    rng = np.random.default_rng(5)
+    addresses = (rng.integers(0, disk.capacity // 4096, 12) * 4096).tolist()
+    for a in addresses:
+        satf.push([IORequest(True, 4096, a), None, 0.0], 0.0)
+    times = [disk.access_time(True, a, clock.now) for a in addresses]
+    for a, t in zip(addresses, times, strict=True):
+        d = disk.cylinder(a) - disk.head
+        seek = disk.seek_time(d, True) if d else 0.0
+        assert t == pytest.approx(disk.overhead + seek + disk.rotational_latency(a, clock.now + disk.overhead + seek))
+        assert 0 <= disk.rotational_latency(a, clock.now) < disk.revolution
+    assert len(set(times)) == len(times)  # no tie: the choice below is meaningful
+    job = satf.pop(clock.now)
+    best = addresses[times.index(min(times))]
+    assert job[0].address == best
+    served = disk.service_time(True, 4096, best, rng)
+    assert served == pytest.approx(min(times) + 4096 / disk.media_rate_at(best))
+
+
+def test_rotational_position_ordering_beats_seek_ordering_at_depth():
+    """4 KiB random reads over a tenth of a 10K drive, 16 commands queued: ordering by seek alone
+    gains little over FIFO (the rotational latency, half a revolution on average, is left), ordering by
+    seek plus rotation about doubles the IOPS (measured: FIFO 218, SSTF 262, SATF 546)."""
+    fifo, sstf, satf = (_random_reads_iops("10K SAS", d, workers=16, span_share=0.1) for d in ("fifo", "sstf", "satf"))
+    assert sstf < 1.3 * fifo
+    assert satf > 1.8 * sstf

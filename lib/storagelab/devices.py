@@ -254,6 +254,15 @@ class HDD:
 
     Logical byte addresses map linearly onto cylinders: ``cylinder = address * C // capacity``. The
     head rests on the cylinder of the last byte transferred. ``parallelism`` is 1.
+
+    **Rotational position.** By default the rotational latency is drawn, uniform on a revolution, as
+    the head meets the track at a random angle. A scheduler that orders commands by their access time
+    (:class:`~storagelab.kernel.disciplines.ShortestAccessFirst`, as drives with rotational position
+    ordering do) needs the angle itself: :meth:`track_rotation` makes the platter turn with the run's
+    clock (angle 0 at time 0) and gives each address its angle on its track (its offset within the
+    ``media_rate x revolution`` bytes a track holds there), so the rotational latency is the time from
+    the end of the seek until the IO's first byte passes under the head, and :meth:`access_time` says
+    what a command would cost if it started now.
     """
 
     parallelism: int = 1
@@ -321,6 +330,32 @@ class HDD:
             raise ValueError(f"{self.name}: cylinder must be in [0, {self.cylinders - 1}], got {cylinder}")
         self.head = int(cylinder)
         self._next = -1  # byte address right after the last IO
+        self._env = None  # with rotation tracking: the run whose clock turns the platter
+
+    def track_rotation(self, env: object) -> None:
+        """Turn the platter with ``env``'s clock (an object with a ``now`` in seconds): rotational
+        latencies follow from the angles of the head and the IO instead of being drawn."""
+        self._env = env
+
+    def angle(self, address: int) -> float:
+        """Where byte ``address`` lies on its track, as a fraction of a revolution in [0, 1)."""
+        track = (self.media_rate + self._rate_slope * address) * self.revolution  # bytes per track there
+        return (address / track) % 1.0
+
+    def rotational_latency(self, address: int, at: float) -> float:
+        """With rotation tracking: seconds from ``at`` (the head on the track) until byte ``address``
+        passes under the head."""
+        return ((self.angle(address) - at / self.revolution) % 1.0) * self.revolution
+
+    def access_time(self, is_read: bool, address: int, now: float) -> float:
+        """With rotation tracking: seconds a command at ``address`` would spend before its first byte
+        transfers if it started at ``now`` (overhead, seek and rotational latency; overhead only for
+        the continuation of the last IO)."""
+        if address == self._next:
+            return self.overhead
+        d = address * self.cylinders // self.capacity - self.head
+        t = self.overhead + ((self.read_curve if is_read else self.write_curve)(d) if d else 0.0)
+        return t + self.rotational_latency(address, now + t)
 
     def cylinder(self, address: int) -> int:
         """The cylinder holding byte ``address`` (linear mapping of capacity onto cylinders)."""
@@ -348,9 +383,12 @@ class HDD:
         if address != self._next:
             cyls, cap = self.cylinders, self.capacity
             d = address * cyls // cap - self.head
-            if d:
-                t += (self.read_curve if is_read else self.write_curve)(d)
-            t += self._uniform(rng) * self.revolution
+            seek = (self.read_curve if is_read else self.write_curve)(d) if d else 0.0
+            t += seek
+            if self._env is None:
+                t += self._uniform(rng) * self.revolution
+            else:  # the first byte comes round after the command's overhead and its seek
+                t += self.rotational_latency(address, self._env.now + self.overhead + seek)
         self.head = (end - 1) * self.cylinders // self.capacity
         self._next = end
         return t

@@ -8,7 +8,14 @@ The kernel never imports a device, a RAID layout, a cache, a preset or a workloa
 
 from storagelab.kernel.component import Component, RunContext, completion_in
 from storagelab.kernel.composition import Mirror, Path, join_all, join_first
-from storagelab.kernel.disciplines import FIFO, Discipline, Elevator, PriorityByClass, ShortestSeekFirst
+from storagelab.kernel.disciplines import (
+    FIFO,
+    Discipline,
+    Elevator,
+    PriorityByClass,
+    ShortestAccessFirst,
+    ShortestSeekFirst,
+)
 from storagelab.kernel.io import READ, WRITE, IORequest
 from storagelab.kernel.metrics import LatencyHistogram, LatencyRecorder, ServiceLevelCurve
 from storagelab.kernel.randomness import RandomStreams
@@ -44,6 +51,7 @@ __all__ = [
     "RunContext",
     "ServiceDistribution",
     "ServiceLevelCurve",
+    "ShortestAccessFirst",
     "ShortestSeekFirst",
     "Station",
     "completion_in",

@@ -183,11 +183,46 @@ class Elevator(_DeviceWindow):
         return q.pop(0)
 
 
-DISCIPLINES = {"fifo": FIFO, "priority": PriorityByClass, "sstf": ShortestSeekFirst, "elevator": Elevator}
+class ShortestAccessFirst(_DeviceWindow):
+    """Shortest access time first (rotational position ordering) among the first ``depth`` waiting
+    commands, with aging: the command whose seek plus rotational latency, from where the head is now,
+    is shortest. A drive with a command queue does this (Seltzer, Chen and Ousterhout, "Disk Scheduling
+    Revisited", USENIX 1990; Jacobson and Wilkes, "Disk scheduling algorithms based on rotational
+    position", HP Labs 1991): rotation costs as much as a seek, and a deep queue has a command close in
+    both. Needs a disk model that can track its rotation (:meth:`storagelab.devices.HDD.track_rotation`),
+    which binding turns on."""
+
+    def bind(self, station: Station) -> None:
+        super().bind(station)
+        device = station.service_source
+        if not hasattr(device, "track_rotation"):
+            raise ValueError(
+                f"ShortestAccessFirst on station {station.name!r} needs a disk model that tracks its "
+                f"rotation (track_rotation, access_time); got {type(device).__name__}"
+            )
+        device.track_rotation(station.env)
+        self._access = device.access_time
+
+    def pop(self, now: float) -> Job | None:
+        q = self._q
+        if not q:
+            return None
+        if (job := self._aged(now)) is not None:
+            return job
+        access = self._access
+        window = min(len(q), self.depth)
+        best = min(range(window), key=lambda i: access(q[i][0].is_read, q[i][0].address, now))
+        return q.pop(best)
+
+
+DISCIPLINES = {
+    "fifo": FIFO, "priority": PriorityByClass, "sstf": ShortestSeekFirst, "elevator": Elevator,
+    "satf": ShortestAccessFirst,
+}  # fmt: skip
 
 
 def make_discipline(spec: str | Discipline | None) -> Discipline:
-    """A discipline from an instance or a name (``fifo``, ``priority``, ``sstf``, ``elevator``)."""
+    """A discipline from an instance or a name (``fifo``, ``priority``, ``sstf``, ``elevator``, ``satf``)."""
     if spec is None:
         return FIFO()
     if isinstance(spec, Discipline):

@@ -38,7 +38,7 @@ class Station(Component):
     ``service`` is a :class:`~storagelab.kernel.service.ServiceDistribution`, a device model (whose
     ``parallelism`` is the default number of servers) or a callable ``(io, rng) -> seconds``.
     ``discipline`` is a :class:`~storagelab.kernel.disciplines.Discipline` or one of ``"fifo"``,
-    ``"priority"``, ``"sstf"``, ``"elevator"``.
+    ``"priority"``, ``"sstf"``, ``"elevator"``, ``"satf"``.
     """
 
     def __init__(
