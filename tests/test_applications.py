@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -340,10 +341,13 @@ def test_ilio_extra_writes_bursts_and_upper_bound():
     assert (s.spec.read_pct, s.spec.random_pct) == (0, 100)
     assert (s.spec.burst_length, s.spec.burst_delay) == (3, 0.070)
     assert isinstance(s.think, BurstThink) and (s.think.burst_length, s.think.delay) == (3, 0.070)
-    upper = s.think.burst_length / s.think.delay  # zero service time: 3 IOs per 70 ms
+    assert s.think.timer_tick == pytest.approx(0.015625) and s.think.clocked
+    upper = s.think.burst_length / s.think.delay  # without the timer, zero service time: 3 IOs per 70 ms
     assert round(upper, 2) == 42.86
     assert upper > w.params["target_iops_per_desktop"].value == 38
     assert 1 / s.think.mean == pytest.approx(upper)
+    # with it, a burst repeats every ceil(70 / 15.625) = 5 ticks: the study's 38 per session
+    assert 3 / (math.ceil(0.070 / 0.015625) * 0.015625) == pytest.approx(38.4)
 
 
 def test_atlantis_vdi_iometer():
@@ -437,12 +441,44 @@ def run_ilio(desktops: int, seed: int):
 
 
 def test_ilio_extra_writes_runs_in_bursts():
+    """Each desktop's bursts start on its timer's ticks: with IOs far faster than the 8 ms a burst
+    has before the fifth tick, a burst repeats every 5 x 15.625 ms, 38.4 IOPS per desktop (the study's
+    38); the 18 s window holds about 230 cycles per desktop, so the count is within a burst of it."""
     summary = run_ilio(5, seed=1)
     assert summary["class"].to_list() == ["extra writes"]
     per_desktop = summary["iops"].item() / 5
-    # At most 3 IOs per 70 ms delay; at least 3 per delay plus 3 generous service times (4 x the mean).
-    assert 3 / (0.070 + 3 * 0.0005 * 4) < per_desktop < 3 / 0.070
+    assert per_desktop == pytest.approx(3 / 0.078125, abs=3 / 18)
     assert summary["count"].item() == pytest.approx(summary["iops"].item() * 18, abs=1)
+
+
+def test_a_burst_delay_on_a_timer_ends_on_the_first_tick_after_it():
+    """BurstThink with a timer tick: inside a burst no wait; before the next burst, the wait ends at
+    the first tick of the worker's timer (its own phase) at or after the delay; without a tick, the
+    delay itself."""
+    think = BurstThink(3, 0.070, timer_tick=0.015625)
+    draw = think.sampler(np.random.default_rng(4))
+    waits = []
+    now = 0.0
+    for _ in range(30):
+        gap = draw(now)
+        waits.append(gap)
+        now += gap + 0.0004  # the next IO's service
+    delays = waits[2::3]
+    assert all(w == 0.0 for k, w in enumerate(waits) if k % 3 != 2)
+    assert all(0.070 <= d < 0.070 + 0.015625 for d in delays)
+    ends = []
+    now = 0.0
+    for k, w in enumerate(waits):
+        if k % 3 == 2:
+            ends.append(now + w)
+        now += w + 0.0004
+    phase = ends[0] % 0.015625
+    assert all((e - phase) / 0.015625 == pytest.approx(round((e - phase) / 0.015625), abs=1e-9) for e in ends)
+    assert np.diff(ends) == pytest.approx(0.078125)  # locked to 5 ticks once the bursts start on one
+    plain = BurstThink(3, 0.070).sampler(np.random.default_rng(4))
+    assert [plain() for _ in range(3)] == [0.0, 0.0, 0.070]
+    with pytest.raises(ValueError, match="timer_tick"):
+        BurstThink(3, 0.070, timer_tick=0.0)
 
 
 def test_same_seed_gives_an_identical_summary():
@@ -506,6 +542,10 @@ def burst_lengths(w: ApplicationWorkload, volume: str, delay: float) -> Counter:
     ],
 )
 def test_each_worker_issues_bursts_of_three(desktops):
-    lengths = burst_lengths(ilio_extra_writes(desktops=desktops), "vdi", 0.070)
+    # the burst structure, on the plain 70 ms delay (the timer's rounding, which makes the gap vary, is
+    # tested above): each IO's predecessor is then found by its exact gap
+    w = ilio_extra_writes(desktops=desktops)
+    plain = ApplicationWorkload(w.name, (replace(w.streams[0], think=BurstThink(3, 0.070)),), w.params)
+    lengths = burst_lengths(plain, "vdi", 0.070)
     assert sum(lengths.values()) >= 30 * desktops
     assert set(lengths) == {3}, lengths

@@ -322,6 +322,7 @@ class ClosedSource(Source):
         if isinstance(think, ServiceDistribution) and getattr(think, "per_worker", False):
             # a think pattern with state (bursts): one sampler per outstanding-IO slot
             self._slot_think = [think.sampler(self.rng) for _ in range(slots)]
+            self._slot_clocked = bool(getattr(think, "clocked", False))  # the samplers take the time
             self._slot_of: dict[IORequest, int] = {}
             self._think = None
         elif isinstance(think, ServiceDistribution):
@@ -346,7 +347,7 @@ class ClosedSource(Source):
         super()._completed(ev)
         if self._slot_think is not None:
             k = self._slot_of.pop(ev._value)
-            gap = self._slot_think[k]()
+            gap = self._slot_think[k](self.env._now) if self._slot_clocked else self._slot_think[k]()
             if gap > 0:
                 completion_in(self.env, gap, None).callbacks.append(lambda _e: self._issue_slot(k))
             else:
