@@ -166,13 +166,17 @@ def test_ds5020_drive_channels_carry_each_drive_io_store_and_forward():
 def test_vsan_destage_requirement_is_the_published_write_rate_per_drive():
     """At 64 VMs: the published IOPS x 30 % writes x 2 copies / 4 hosts / 4 drives each drive would take
     destaging block by block (11,500 -> 431.25; 17,000 -> 637.5 writes/s), over 64 x 7.5 GB x 2 / 16 = 60
-    GB per drive; the model's 10K drive sustains less, which is what the notebook reports."""
+    GB per drive; the model's 10K drive with the preset's elevator sustains less than either, with
+    rotational position ordering about twice as much (measured: 241 and 543), which is what the notebook
+    reports."""
     from storagelab.studies.vsan import analysis
 
     d = analysis.destage_requirement(64, duration=2.0)
-    assert d["writes_per_drive_needed"].to_list() == pytest.approx([431.25, 637.5])
-    assert d["drive_span_gb"].to_list() == pytest.approx([60.0, 60.0])
-    assert (d["drive_sustains"] > 150).all() and (d["sustain_ratio"] < 1).all()
+    elevator, satf = d.filter(ordering="elevator"), d.filter(ordering="satf")
+    assert elevator["writes_per_drive_needed"].to_list() == pytest.approx([431.25, 637.5])
+    assert d["drive_span_gb"].to_list() == pytest.approx([60.0] * 4)
+    assert (elevator["drive_sustains"] > 150).all() and (elevator["sustain_ratio"] < 1).all()
+    assert (satf["drive_sustains"] > 1.8 * elevator["drive_sustains"]).all()
 
 
 def test_equallogic_read_hits_follow_each_workloads_working_set():

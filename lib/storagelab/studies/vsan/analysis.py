@@ -114,14 +114,17 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
 DESTAGE_QUEUE_DEPTH = 32
 
 
-def destage_requirement(vms: int = 64, *, seed: int = 1, duration: float = 4.0) -> pl.DataFrame:
+def destage_requirement(
+    vms: int = 64, *, seed: int = 1, duration: float = 4.0, disciplines: tuple[str, ...] = ("elevator", "satf")
+) -> pl.DataFrame:
     """What destaging the hybrid write buffer would ask of each 10K drive at ``vms`` VMs, which the
-    preset leaves out (writes stay in the SSD buffer). Per hybrid configuration: the published IOPS, the
-    writes per second each capacity drive would take if every 4 KiB VM write were destaged on its own
-    (IOPS x write share x copies / hosts / drives per host), and what the model's 10K drive sustains
-    for 4 KiB random writes with :data:`DESTAGE_QUEUE_DEPTH` commands queued (elevator) over its share
-    of the data (VMs x 7.5 GB x copies / hosts / drives). ``sustain_ratio`` < 1: block-by-block
-    destaging could not keep up."""
+    preset leaves out (writes stay in the SSD buffer). Per hybrid configuration and drive command
+    ordering (``disciplines``: the preset's ``elevator``, and ``satf``, rotational position ordering):
+    the published IOPS, the writes per second each capacity drive would take if every 4 KiB VM write
+    were destaged on its own (IOPS x write share x copies / hosts / drives per host), and what the
+    model's 10K drive sustains for 4 KiB random writes with :data:`DESTAGE_QUEUE_DEPTH` commands queued
+    over its share of the data (VMs x 7.5 GB x copies / hosts / drives). ``sustain_ratio`` < 1:
+    block-by-block destaging could not keep up."""
     from storagelab.kernel import ClosedSource, Station
     from storagelab.simulation import simulate
     from storagelab.workloads import AccessSpec, SizeShare
@@ -139,11 +142,12 @@ def destage_requirement(vms: int = 64, *, seed: int = 1, duration: float = 4.0) 
         need = iops * write_share * copies / hosts / drives
         spec = AccessSpec(name="destage", sizes=(SizeShare(size=4096, pct=100),), read_pct=0, random_pct=100,
                           align=4096)  # fmt: skip
-        drive = Station("10K drive", p.device("capacity_device"), discipline="elevator")
-        src = ClosedSource("destage", drive, spec, workers=DESTAGE_QUEUE_DEPTH, span=span)
-        res = simulate(drive, [src], duration=duration, warmup=1.0, seed=seed, progress=False)
-        sustained = float(res.summary()["iops"][0])
-        rows.append({"configuration": conf, "published_iops": iops, "writes_per_drive_needed": need,
-                     "drive_span_gb": span / 1e9, "drive_sustains": sustained,
-                     "sustain_ratio": sustained / need})  # fmt: skip
+        for discipline in disciplines:
+            drive = Station("10K drive", p.device("capacity_device"), discipline=discipline)
+            src = ClosedSource("destage", drive, spec, workers=DESTAGE_QUEUE_DEPTH, span=span)
+            res = simulate(drive, [src], duration=duration, warmup=1.0, seed=seed, progress=False)
+            sustained = float(res.summary()["iops"][0])
+            rows.append({"configuration": conf, "ordering": discipline, "published_iops": iops,
+                         "writes_per_drive_needed": need, "drive_span_gb": span / 1e9, "drive_sustains": sustained,
+                         "sustain_ratio": sustained / need})  # fmt: skip
     return pl.DataFrame(rows)
