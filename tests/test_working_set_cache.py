@@ -179,3 +179,17 @@ def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches():
         reads = c.filter(pl.col("component").str.contains("read cache$") & (pl.col("statistic") == "reads"))
         drives = c.filter(pl.col("component").str.contains(" 10K ") & (pl.col("statistic") == "completed"))
         assert drives["value"].sum() / reads["value"].sum() == pytest.approx(1 - hit, abs=0.03), conf
+
+
+def test_vsan_cold_cache_hit_ratio_is_the_models_own_fixed_point():
+    """At a VM count without a published rate the hybrid's hit ratio is the protocol's at the rate the
+    model itself runs at that hit ratio (quick, seed 1): within the 0.001 the root-finder is asked for
+    plus what one such step in hit ratio moves the rate."""
+    from storagelab.studies.vsan import claims
+
+    conf = "hybrid Xeon E5 v3"
+    hit = claims.cold_cache_hit_ratio(8, conf)
+    iops = claims.simulated_iops(conf, 8, claims.preset.FITTED_NODE_SERVICE_US[conf], hit,
+                                 claims.preset.FITTED_STACK_DELAY_MS)  # fmt: skip
+    assert claims.read_hit_ratio(iops / 8) == pytest.approx(hit, abs=0.003)
+    assert 0.9 < hit < 1.0

@@ -7,12 +7,16 @@ import polars as pl
 from storagelab.calibration.claims import interval, published_rows
 from storagelab.studies.vsan import preset
 from storagelab.studies.vsan.claims import (
+    DRIVES_PER_HOST,
+    HOSTS,
     READ,
     STUDY,
     THRESHOLDS_MS,
     _times,
+    iops_is_published,
     mva_iops,
     protocol_hit_ratio,
+    protocol_iops,
     protocol_overrides,
 )
 from storagelab.workloads.applications import vsan_iometer
@@ -46,14 +50,17 @@ def cold_cache(
     vm_counts: list[int] | tuple[int, ...] = (4, 8, 16, 32, 64),
 ) -> pl.DataFrame:
     """The hybrids' read hit ratio under the study's protocol per VM count
-    (:func:`~storagelab.studies.vsan.claims.protocol_hit_ratio`), with the per-VM IOPS it follows from
-    (published at 64 VMs, else the model's) and the share of all IOs that then read a 10K drive."""
+    (:func:`~storagelab.studies.vsan.claims.protocol_hit_ratio`), with the cluster IOPS it follows from
+    (published at 64 VMs, else the model's MVA), the share of all IOs that then read a 10K drive, and
+    the reads per second each of the 16 drives then serves."""
     rows = []
     for conf in configurations:
         for vms in vm_counts:
-            hit = protocol_hit_ratio(conf, vms)
-            rows.append({"configuration": conf, "vms": vms, "hit_ratio_pct": 100 * hit,
-                         "drive_reads_pct_of_ios": 100 * READ * (1 - hit)})  # fmt: skip
+            hit, iops = protocol_hit_ratio(conf, vms), protocol_iops(conf, vms)
+            drives = HOSTS * DRIVES_PER_HOST
+            rows.append({"configuration": conf, "vms": vms, "iops": iops, "published_iops": iops_is_published(conf, vms),
+                         "hit_ratio_pct": 100 * hit, "drive_reads_pct_of_ios": 100 * READ * (1 - hit),
+                         "reads_per_drive_per_s": iops * READ * (1 - hit) / drives})  # fmt: skip
     return pl.DataFrame(rows)
 
 
