@@ -165,11 +165,18 @@ class SeekCurve:
             self.cylinders
         )
 
-    def mean_random(self) -> float:
+    def mean_random(self, within: int | None = None) -> float:
         """Mean seek (s) between two independent uniformly random cylinders (distance 0 included):
-        ``sum_d P(d) t(d)`` with ``P(0) = 1/C`` and ``P(d) = 2 (C - d) / C**2``."""
+        ``sum_d P(d) t(d)`` with ``P(0) = 1/C`` and ``P(d) = 2 (C - d) / C**2``. With ``within``,
+        both cylinders lie among the first ``within`` (1..C): a short-stroked span."""
         c = self.cylinders
-        return self.weighted_average() * (c - 1) / c
+        if within is None or within == c:
+            return self.weighted_average() * (c - 1) / c
+        if isinstance(within, bool) or not isinstance(within, int) or not 1 <= within <= c:
+            raise ValueError(f"seek span must be a whole number of cylinders in [1, {c}], got {within!r}")
+        d = np.arange(1, within, dtype=np.float64)
+        t = np.where(d < self.boundary, self.a + self.b * np.sqrt(d), self.c + self.e * d)
+        return float(np.sum(2.0 * (within - d) * t)) / within**2
 
     @classmethod
     def fit(cls, single_track: float, average: float, full_stroke: float, cylinders: int) -> SeekCurve:
@@ -397,13 +404,21 @@ class HDD:
         """Sustained media transfer rate (B/s) at byte ``address`` (outer zone at address 0)."""
         return self.media_rate + self._rate_slope * address
 
-    def mean_service_time(self, is_read: bool, size: int) -> float:
+    def mean_service_time(self, is_read: bool, size: int, span: int | None = None) -> float:
         """Analytic mean (s) for an IO at a uniformly random address, independent of the head:
         mean random seek + half a revolution + ``size`` x the mean of 1 / rate over the surface +
-        overhead."""
+        overhead. With ``span`` (bytes), the addresses lie in the drive's first ``span`` bytes (its
+        outer cylinders, as a volume using a fraction of the drive): shorter seeks, outer-zone rates."""
         _check_io(self.name, size, 0)
         curve = self.read_curve if is_read else self.write_curve
-        return curve.mean_random() + self.revolution / 2 + size * self._mean_inverse_rate + self.overhead
+        if span is None or span >= self.capacity:
+            return curve.mean_random() + self.revolution / 2 + size * self._mean_inverse_rate + self.overhead
+        if isinstance(span, bool) or not isinstance(span, int) or span < size:
+            raise ValueError(f"{self.name}: span must be a whole number of bytes >= the IO size {size}, got {span!r}")
+        inner = self.media_rate + self._rate_slope * span  # B/s at the span's last byte
+        inverse = 1 / inner if inner == self.media_rate else math.log(self.media_rate / inner) / (self.media_rate - inner)
+        seek = curve.mean_random(max(1, -(-span * self.cylinders // self.capacity)))
+        return seek + self.revolution / 2 + size * inverse + self.overhead
 
     def __repr__(self) -> str:
         return (

@@ -7,12 +7,16 @@
   minutes before measurement (longer than a simulation can afford to replay block by block); the
   block-level :class:`~storagelab.components.cache.ReadCache` is the model when the warm-up itself matters.
 - :class:`WorkingSetReadCache`: a warm read cache of a given size whose hit ratios follow from how much
-  data each IO class reads and how often (an LRU cache's steady state, by Che's approximation).
+  data each IO class reads and how often (an LRU cache's steady state, by Che's approximation), or a
+  cache that has been cleared and holds only what was referenced since (``resident_share``).
+- :func:`cold_start_hit_ratio`: the share of uniformly random references that find their block already
+  referenced, over measurement windows that start some time after a cache was cleared.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from scipy import optimize
 from simpy.events import Event
@@ -76,6 +80,25 @@ class WarmReadCache(Component):
         return {"reads": float(self.reads), "read_hit_ratio": self.hits / self.reads if self.reads else 0.0}
 
 
+def cold_start_hit_ratio(rate: float, blocks: float, windows: Sequence[tuple[float, float]]) -> float:
+    """Share of references that find their block referenced before, for references spread uniformly
+    at random over ``blocks`` blocks at ``rate`` references per second, starting when a cache was
+    cleared (time 0), counted over the measurement ``windows`` ((start, end) in seconds after the
+    clear) and averaged over them with equal weight (each window a test instance whose results are
+    averaged). A block not yet referenced by time ``t`` has probability ``exp(-rate t / blocks)``, so a
+    window ``[a, b]`` hits ``1 - blocks / (rate (b - a)) (exp(-rate a / blocks) - exp(-rate b / blocks))``
+    of its references. A cache large enough for all the blocks hits exactly this; a smaller LRU cache
+    hits the smaller of this and its steady-state ratio (Che: a reference hits when the block's last
+    reference was within both the characteristic time and the time since the clear)."""
+    if not (rate > 0 and math.isfinite(rate)) or not (blocks > 0 and math.isfinite(blocks)):
+        raise ValueError(f"rate and blocks must be positive and finite, got rate={rate!r}, blocks={blocks!r}")
+    if not windows or any(not 0 <= a < b for a, b in windows):
+        raise ValueError(f"windows must be (start, end) pairs with 0 <= start < end seconds, got {windows!r}")
+    k = rate / blocks  # 1/s
+    shares = [1 + (math.expm1(-k * b) - math.expm1(-k * a)) / (k * (b - a)) for a, b in windows]
+    return sum(shares) / len(shares)
+
+
 class WorkingSetReadCache(WarmReadCache):
     """A warm read cache of ``capacity`` bytes in front of ``backend``, whose hit ratios follow from the
     data it fronts and how often each part is read, as an LRU cache's steady state.
@@ -89,17 +112,28 @@ class WorkingSetReadCache(WarmReadCache):
     class (a master image during a boot storm) stays resident beside a large, rarely read one (mail
     databases). The estimates are refreshed every :data:`REFRESH` reads and when a class's range grows;
     a run's warm-up covers the time they take to settle. References skewed within a class (hot spots)
-    hit more often than this."""
+    hit more often than this.
+
+    ``resident_share`` (0..1, default 1: warm) caps every class's hit ratio: the share of the data
+    referenced since the cache was last cleared (:func:`cold_start_hit_ratio`), for a cache measured
+    before it has seen all its data."""
 
     REFRESH = 256
 
-    def __init__(self, name: str, cache: Component, backend: Component, capacity: int) -> None:
+    def __init__(
+        self, name: str, cache: Component, backend: Component, capacity: int, resident_share: float = 1.0
+    ) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
             raise ValueError(
                 f"read cache {name!r}: capacity must be a positive number of bytes, got {capacity!r}"
             )
+        if isinstance(resident_share, bool) or not isinstance(resident_share, int | float) or not (
+            0.0 <= resident_share <= 1.0
+        ):
+            raise ValueError(f"read cache {name!r}: resident_share must be in [0, 1], got {resident_share!r}")
         super().__init__(name, cache, backend, 1.0)
         self.capacity = capacity
+        self.resident_share = float(resident_share)
 
     def on_bind(self) -> None:
         super().on_bind()
@@ -112,7 +146,7 @@ class WorkingSetReadCache(WarmReadCache):
         """Each class's hit ratio from the ranges and read counts so far (Che's approximation)."""
         span = {c: hi - lo for c, (lo, hi, _n) in self.classes.items()}
         if sum(span.values()) <= self.capacity:
-            return dict.fromkeys(self.classes, 1.0)
+            return dict.fromkeys(self.classes, self.resident_share)
         rate = {c: n / span[c] for c, (_lo, _hi, n) in self.classes.items()}
 
         def excess(t: float) -> float:
@@ -122,7 +156,7 @@ class WorkingSetReadCache(WarmReadCache):
         while excess(hi) < 0:
             hi *= 2.0
         t = optimize.brentq(excess, 0.0, hi, xtol=1e-12 * hi, rtol=1e-10)
-        return {c: -math.expm1(-rate[c] * t) for c in self.classes}
+        return {c: min(self.resident_share, -math.expm1(-rate[c] * t)) for c in self.classes}
 
     def submit(self, io: IORequest) -> Event:
         if not io.is_read:

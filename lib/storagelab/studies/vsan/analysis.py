@@ -6,11 +6,24 @@ import polars as pl
 
 from storagelab.calibration.claims import interval, published_rows
 from storagelab.studies.vsan import preset
-from storagelab.studies.vsan.claims import STUDY, THRESHOLDS_MS, _times, mva_iops
+from storagelab.studies.vsan.claims import (
+    DRIVES_PER_HOST,
+    HOSTS,
+    READ,
+    STUDY,
+    THRESHOLDS_MS,
+    _times,
+    iops_is_published,
+    mva_iops,
+    protocol_hit_ratio,
+    protocol_iops,
+    protocol_overrides,
+)
 from storagelab.workloads.applications import vsan_iometer
 
 __all__ = [
     "THRESHOLDS_MS",
+    "cold_cache",
     "destage_requirement",
     "four_corners",
     "published_iops",
@@ -20,16 +33,35 @@ __all__ = [
 ]
 
 
-def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
-    """MVA throughput of the fitted model at each VM count (the analytic companion of the simulation)."""
+def _mva(configuration: str, vms: int) -> float:
+    """MVA throughput of the fitted model at the protocol's hit ratio (drives as FCFS queues)."""
     stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
-    return pl.DataFrame(
-        {
-            "configuration": configuration,
-            "vms": vms,
-            "mva_iops": [mva_iops(n, stack, node, configuration) for n in vms],
-        }
-    )
+    return mva_iops(vms, stack, node, configuration, protocol_hit_ratio(configuration, vms))
+
+
+def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
+    """MVA throughput of the fitted model at each VM count (the analytic companion of the simulation;
+    its capacity drives are FCFS queues, where the simulated drives reorder their queues)."""
+    return pl.DataFrame({"configuration": configuration, "vms": vms, "mva_iops": [_mva(configuration, n) for n in vms]})
+
+
+def cold_cache(
+    configurations: list[str] | tuple[str, ...] = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3"),
+    vm_counts: list[int] | tuple[int, ...] = (4, 8, 16, 32, 64),
+) -> pl.DataFrame:
+    """The hybrids' read hit ratio under the study's protocol per VM count
+    (:func:`~storagelab.studies.vsan.claims.protocol_hit_ratio`), with the cluster IOPS it follows from
+    (published at 64 VMs, else the model's MVA), the share of all IOs that then read a 10K drive, and
+    the reads per second each of the 16 drives then serves."""
+    rows = []
+    for conf in configurations:
+        for vms in vm_counts:
+            hit, iops = protocol_hit_ratio(conf, vms), protocol_iops(conf, vms)
+            drives = HOSTS * DRIVES_PER_HOST
+            rows.append({"configuration": conf, "vms": vms, "iops": iops, "published_iops": iops_is_published(conf, vms),
+                         "hit_ratio_pct": 100 * hit, "drive_reads_pct_of_ios": 100 * READ * (1 - hit),
+                         "reads_per_drive_per_s": iops * READ * (1 - hit) / drives})  # fmt: skip
+    return pl.DataFrame(rows)
 
 
 def scaling(
@@ -43,12 +75,13 @@ def scaling(
     overrides: dict[str, object] | None = None,
 ) -> pl.DataFrame:
     """Simulated IOPS, mean latency and share of IOs under 2 ms per configuration and VM count (mean
-    and replication interval), beside the fitted model's MVA throughput (of the preset as declared:
-    ``overrides`` change the simulated preset only)."""
+    and replication interval), the hybrids under the study's cold-cache protocol, beside the fitted
+    model's MVA throughput (of the preset as declared: ``overrides`` change the simulated preset only)."""
     rows = []
     for conf in configurations:
         for vms in vm_counts:
-            runs = [preset.vsan(conf, **(overrides or {})).run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
+            topo = {**protocol_overrides(conf, vms), **(overrides or {})}
+            runs = [preset.vsan(conf, **topo).run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
                     for r in range(replications)]  # fmt: skip
             iops = [float(r.summary()["iops"][0]) for r in runs]
             lat = [float(r.summary()["mean_ms"][0]) for r in runs]
@@ -57,7 +90,7 @@ def scaling(
             rows.append({
                 "configuration": conf, "vms": vms, "iops": m, "iops_low": lo, "iops_high": hi,
                 "mean_ms": interval(lat, confidence)[0], "under_2ms_pct": interval(sub2, confidence)[0],
-                "mva_iops": mva_iops(vms, preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[conf], conf),
+                "mva_iops": _mva(conf, vms),
             })  # fmt: skip
     return pl.DataFrame(rows)
 
@@ -75,11 +108,12 @@ def published_iops() -> pl.DataFrame:
 def service_levels(
     vms: int = 64, *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(simulated, published) share of IOs under t at ``vms`` VMs for the three configurations: columns
-    configuration, threshold_ms, share_pct."""
+    """(simulated, published) share of IOs under t at ``vms`` VMs for the three configurations (the
+    hybrids under the study's cold-cache protocol): columns configuration, threshold_ms, share_pct."""
     sim = []
     for conf in preset.CONFIGURATIONS:
-        res = preset.vsan(conf, **(overrides or {})).run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
+        topo = {**protocol_overrides(conf, vms), **(overrides or {})}
+        res = preset.vsan(conf, **topo).run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
         curve = res.service_level_curve((0.5, 1, 2, 3, 5, 10, 20, 30))
         sim += [{"configuration": conf, "threshold_ms": t, "share_pct": 100 * s}
                 for t, s in zip(curve["threshold_ms"], curve["share_under"], strict=True)]  # fmt: skip

@@ -7,12 +7,15 @@ A VM's IO passes the vSAN software path and the 10 GbE network (a delay with a l
 the cluster places it: reads on one host holding a copy, writes on both copies (FTT = 1), complete when
 both are done. On a host, an IO is processed by the host's vSAN IO path (one FIFO server) and then by
 its devices. In the hybrid configurations a read hits the host's SSD read cache (70 % of the SSD, 560
-GB, warm) with the probability an LRU cache of that size has over what the host's VMs read
+GB) with the probability an LRU cache of that size has over what the host's VMs read
 (:class:`~storagelab.components.tiering.WorkingSetReadCache`: each IO class's data and share of the
-reads, Che's approximation), and misses read the 10K drives; in the study a host holds at most 64 x
-7.5 GB x 2 copies / 4 hosts = 240 GB, so every read hits, as after the 30-minute ramp. Writes land in
-the SSD write buffer; the test writes less than the 240 GB buffer per host holds, so destaging to the
-10K drives is left out (a mix that writes more than the buffer holds is shown too fast).
+reads, Che's approximation), capped by ``read_cache_resident``, the share of the data read or written
+since the cache was cleared; misses read the 10K drives. In the study a host holds at most 64 x 7.5 GB
+x 2 copies / 4 hosts = 240 GB, so a warm cache would hit every read; but the study cleared the caches
+before each VM count, and its scenarios set the residency from that protocol
+(:func:`storagelab.studies.vsan.claims.protocol_hit_ratio`). Writes land in the SSD write buffer; the
+test writes less than the 240 GB buffer per host holds, so destaging to the 10K drives is left out (a
+mix that writes more than the buffer holds is shown too fast).
 In the all-flash configuration writes land on the NVMe buffer and reads come from the S3500
 capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset, an SSD of
 the same family; the S3500's own datasheet was not consulted).
@@ -21,9 +24,10 @@ The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a paramet
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
 devices the same, so the model stripes each host's capacity tier over all its devices.
 
-Two parameters are fitted, by exact MVA of this network (:func:`storagelab.studies.vsan.claims.fit`): the
-software/network delay on the all-flash IOPS at 16 and 64 VMs, and each configuration's per-IO host
-processing time on its IOPS at 64 VMs.
+Two parameters are fitted (:func:`storagelab.studies.vsan.claims.fit`): the software/network delay on
+the all-flash IOPS at 16 and 64 VMs (with the all-flash host time, by exact MVA of this network), and
+each hybrid configuration's per-IO host processing time on its IOPS at 64 VMs (by simulation, at the
+protocol's read hit ratio: the drives' queue reordering is outside the MVA).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
 
 #: Fitted values (``storagelab.studies.vsan.claims.fit()`` reproduces them; a test checks it).
 FITTED_STACK_DELAY_MS = 0.4936
-FITTED_NODE_SERVICE_US = {"hybrid Xeon E5 v2": 254.31, "hybrid Xeon E5 v3": 171.55, "all-flash NVMe": 72.74}
+FITTED_NODE_SERVICE_US = {"hybrid Xeon E5 v2": 217.41, "hybrid Xeon E5 v3": 151.32, "all-flash NVMe": 72.74}
 
 #: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
 FITTED_ON = {
@@ -64,14 +68,17 @@ def params(configuration: str) -> dict[str, Param]:
         raise ValueError(
             f"unknown Virtual SAN configuration {configuration!r}; known: {', '.join(CONFIGURATIONS)}"
         )
-    fit_src = "exact MVA of the model network (storagelab.studies.vsan.claims.fit) on "
+    fit_src = ("exact MVA of the model network (storagelab.studies.vsan.claims.fit) on " if configuration ==
+               "all-flash NVMe" else "simulation of the model at the protocol's read hit ratio (storagelab.studies."
+               "vsan.claims.fit) on ")  # fmt: skip
     node_rows = FITTED_ON["node_service"][configuration]
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
         "copies": Param(2, "count", "document", f"{_DOC}: 'Number of Failures to Tolerate: 1' (two copies)",
                         high=4),
         "capacity_devices_per_host": Param(4, "count", "document", f"{_DOC}: 16 capacity devices over 4 hosts"),
-        "stack_delay": Param(FITTED_STACK_DELAY_MS, "ms", "fit", fit_src + ", ".join(FITTED_ON["stack_delay"]),
+        "stack_delay": Param(FITTED_STACK_DELAY_MS, "ms", "fit", "exact MVA of the model network (storagelab."
+                             "studies.vsan.claims.fit) on " + ", ".join(FITTED_ON["stack_delay"]),
                              fitted_on=FITTED_ON["stack_delay"], capacity="time"),
         "stack_delay_scv": Param(1.0, "ratio", "assumption", "squared coefficient of variation of the software "
                                  "and network delay: as variable as an exponential; not stated", high=100),
@@ -95,6 +102,10 @@ def params(configuration: str) -> dict[str, Param]:
             "read_cache_share": Param(0.7, "ratio", "assumption", "share of each cache SSD used as read cache, "
                                       "the rest the write buffer: VMware's split for hybrid disk groups (70/30); "
                                       "not stated in the document", high=1.0),
+            "read_cache_resident": Param(1.0, "ratio", "assumption", "share of the data the read cache and write "
+                                         "buffer hold since they were last cleared, the read hit ratio when they "
+                                         "can hold it all; 1 = warm. The study's scenarios set it from the test "
+                                         "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)"),
         }
     return p  # fmt: skip
 
@@ -128,7 +139,8 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             ]
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
-            reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes)
+            reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
+                                        resident_share=float(p["read_cache_resident"].value))  # fmt: skip
             tier = ReadWriteSplit(f"host {h} tiers", reads, ssd)
         cpu = Station(f"host {h} vSAN IO path", Exponential(p["node_service"].si), servers=1)
         nodes.append(Path(f"host {h}", [cpu, tier]))
