@@ -221,11 +221,12 @@ def test_dvd_store_threads_and_order_think_time():
     assert s.closed and (s.workers, s.outstanding) == (4 * 12, 1)
     assert size_mix(s.spec) == {8192: 100}
     assert isinstance(s.think, BurstThink)
-    assert (s.think.burst_length, s.think.delay) == (15, 0.1)
-    assert s.think.mean == pytest.approx(0.1 / 15, rel=1e-12)
-    assert s.think.scv == 14
+    n = w.params["ios_per_order"].value  # the fitted IOs per order: a burst of n IOs, then the think time
+    assert (s.think.burst_length, s.think.delay) == (n, 0.1)
+    assert s.think.mean == pytest.approx(0.1 / n, rel=1e-12)
+    assert s.think.scv == n - 1
     draw = s.think.sampler(np.random.default_rng(0))
-    assert [draw() for _ in range(45)] == ([0.0] * 14 + [0.1]) * 3
+    assert [draw() for _ in range(3 * n)] == ([0.0] * (n - 1) + [0.1]) * 3
     assert only_stream(dvd_store(think=0)).think == 0.0
     assert only_stream(dvd_store(think=0.0, vms=2)).workers == 24
 

@@ -131,13 +131,15 @@ def test_the_wrapper_leaves_the_rest_alone():
 
 
 def test_nexgen_scenario_2_opm_is_the_vcpu_bound_the_fit_assumes():
-    """The SQL vCPUs' time per IO is fitted by arithmetic on 37,500 OPM (16 vCPUs / (15 IOs x c)); with
-    the warm host cache the simulated OPM is that bound, so the fit is what it says it is."""
+    """The SQL vCPUs' time per IO is fitted by arithmetic on 37,500 OPM (16 vCPUs / (n IOs x c), n the
+    fitted IOs per order); with the warm host cache the simulated OPM is that bound, so the fit is what
+    it says it is."""
     from storagelab.studies.nexgen import preset
+    from storagelab.studies.nexgen.workloads import IOS_PER_ORDER
     from storagelab.workloads import applications as apps
 
     c = preset.SQL_CPU_PER_IO_US * 1e-6
-    assert 16 / (15 * c) * 60 == pytest.approx(37_500, rel=1e-9)
+    assert 16 / (IOS_PER_ORDER * c) * 60 == pytest.approx(37_500, rel=1e-9)
     topo = preset.nexgen(qos=1, host_cache=1)
     res = topo.run(apps.dvd_store(think=0.0), seed=1, warmup=1.0, duration=4.0)
-    assert res.summary()["iops"][0] * 60 / 15 == pytest.approx(37_500, rel=0.01)
+    assert res.summary()["iops"][0] * 60 / IOS_PER_ORDER == pytest.approx(37_500, rel=0.01)

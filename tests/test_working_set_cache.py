@@ -193,3 +193,20 @@ def test_vsan_cold_cache_hit_ratio_is_the_models_own_fixed_point():
                                  claims.preset.FITTED_STACK_DELAY_MS)  # fmt: skip
     assert claims.read_hit_ratio(iops / 8) == pytest.approx(hit, abs=0.003)
     assert 0.9 < hit < 1.0
+
+
+def test_vsan_cold_cache_hit_ratio_does_not_depend_on_what_was_asked_before():
+    """The fixed point is remembered per capacity scale: asking inside capacity_scale(0.5) first (as a
+    calibration's perturbed run may, in any order) leaves the nominal value what a fresh process gets,
+    and the slower half-capacity cluster warms less."""
+    from storagelab.provenance import capacity_scale
+    from storagelab.studies.vsan import claims
+
+    conf = "hybrid Xeon E5 v2"
+    claims._cold_cache_hit_ratio.cache_clear()
+    nominal = claims.cold_cache_hit_ratio(4, conf)
+    claims._cold_cache_hit_ratio.cache_clear()
+    with capacity_scale(0.5):
+        half = claims.cold_cache_hit_ratio(4, conf)
+    assert claims.cold_cache_hit_ratio(4, conf) == nominal
+    assert half < nominal - 0.05

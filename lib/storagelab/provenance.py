@@ -164,6 +164,12 @@ def _override_value(preset: str, name: str, p: Param, value: object) -> float | 
 _SCALE: ContextVar[float] = ContextVar("storagelab_capacity_scale", default=1.0)
 
 
+def current_capacity_scale() -> float:
+    """The factor presets built here scale their capacity by (1 outside :func:`capacity_scale`): for a
+    cache of results that depend on the preset's capacity."""
+    return _SCALE.get()
+
+
 @contextmanager
 def capacity_scale(factor: float) -> Iterator[None]:
     """Within this block, every preset built scales its capacity-setting parameters by ``factor``: rates

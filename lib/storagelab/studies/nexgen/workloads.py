@@ -13,7 +13,7 @@ DESKTOPS = 600
 #: The VDI LUNs, 150 desktops each (Figure 9).
 POOLS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
 BOOT_DURATION_S = 12.0
-IOS_PER_ORDER = 15
+IOS_PER_ORDER = 18
 #: The broker's power-on interval, fitted (by arithmetic) on the published storm length s1-boot-time:
 #: (5 min x 60 - one 12 s boot) / 600 desktops. The storm length the simulation reports is then this
 #: arithmetic again, so that claim is ``derived``. A test re-derives the stored value.

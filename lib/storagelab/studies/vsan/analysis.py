@@ -51,7 +51,7 @@ def cold_cache(
 ) -> pl.DataFrame:
     """The hybrids' read hit ratio under the study's protocol per VM count
     (:func:`~storagelab.studies.vsan.claims.protocol_hit_ratio`), with the cluster IOPS it follows from
-    (published at 64 VMs, else the model's MVA), the share of all IOs that then read a 10K drive, and
+    (published at 64 VMs, else the model's own, simulated), the share of all IOs that then read a 10K drive, and
     the reads per second each of the 16 drives then serves."""
     rows = []
     for conf in configurations:

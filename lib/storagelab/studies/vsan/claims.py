@@ -24,6 +24,7 @@ from scipy.optimize import brentq, least_squares
 from storagelab import devices, theory
 from storagelab.calibration.claims import Point, Scenario, published_rows, published_value
 from storagelab.components.tiering import cold_start_hit_ratio
+from storagelab.provenance import current_capacity_scale
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vsan import preset
 from storagelab.workloads.applications import vsan_iometer
@@ -87,14 +88,23 @@ def mva_iops(vms: int, stack_ms: float, node_us: float, configuration: str, hit:
     return float(theory.mva_closed(vms, demands, 0.0, kinds).throughput[-1])
 
 
-@functools.lru_cache(maxsize=64)
 def cold_cache_hit_ratio(vms: int, configuration: str) -> float:
     """The hybrid read hit ratio of the study's protocol at ``vms`` VMs at the model's own rate: the
     fixed point of :func:`read_hit_ratio` at the per-VM IOPS the preset, simulated (quick, seed 1) at
     that hit ratio, gives (fewer hits, more drive reads, fewer IOPS, a slower warm-up; found to 0.001).
-    1 for all-flash (no read cache: reads come from the capacity SSDs)."""
+    1 for all-flash (no read cache: reads come from the capacity SSDs). Inside
+    :func:`~storagelab.provenance.capacity_scale` the preset is scaled, and so is its rate: each scale
+    has its own fixed point (remembered per process)."""
     if configuration == "all-flash NVMe":
         return 1.0
+    return _cold_cache_hit_ratio(vms, configuration, current_capacity_scale())
+
+
+@functools.lru_cache(maxsize=64)
+def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float) -> float:
+    """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` (the scale in force when called)."""
+    if scale != current_capacity_scale():
+        raise ValueError(f"capacity scale {scale} asked for inside scale {current_capacity_scale()}")
     stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
 
     def gap(h: float) -> float:
