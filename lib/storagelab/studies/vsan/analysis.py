@@ -53,11 +53,10 @@ def cold_cache(
     (:func:`~storagelab.studies.vsan.claims.protocol_hit_ratio`), with the cluster IOPS it follows from
     (published at 64 VMs, else the model's own, simulated), the share of all IOs that then read a 10K drive, and
     the reads per second each of the 16 drives then serves."""
-    rows = []
+    rows, drives = [], HOSTS * DRIVES_PER_HOST
     for conf in configurations:
         for vms in vm_counts:
             hit, iops = protocol_hit_ratio(conf, vms), protocol_iops(conf, vms)
-            drives = HOSTS * DRIVES_PER_HOST
             rows.append({"configuration": conf, "vms": vms, "iops": iops, "published_iops": iops_is_published(conf, vms),
                          "hit_ratio_pct": 100 * hit, "drive_reads_pct_of_ios": 100 * READ * (1 - hit),
                          "reads_per_drive_per_s": iops * READ * (1 - hit) / drives})  # fmt: skip

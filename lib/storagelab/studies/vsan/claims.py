@@ -102,9 +102,8 @@ def cold_cache_hit_ratio(vms: int, configuration: str) -> float:
 
 @functools.lru_cache(maxsize=64)
 def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float) -> float:
-    """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` (the scale in force when called)."""
-    if scale != current_capacity_scale():
-        raise ValueError(f"capacity scale {scale} asked for inside scale {current_capacity_scale()}")
+    """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` (the scale in force when called: only
+    the memo's key)."""
     stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
 
     def gap(h: float) -> float:
@@ -151,23 +150,29 @@ def protocol_hit_ratio(configuration: str, vms: int) -> float:
     all-flash."""
     if configuration == "all-flash NVMe":
         return 1.0
-    rid = f"vsan-{_TAG[configuration]}-iops-vm{vms}"
-    if rid in published_rows():
-        return read_hit_ratio(published_value(rid) / vms)
+    published = _published_iops(configuration, vms)
+    if published is not None:
+        return read_hit_ratio(published / vms)
     return cold_cache_hit_ratio(vms, configuration)
+
+
+def _published_iops(configuration: str, vms: int) -> float | None:
+    """The cluster IOPS the study states at ``vms`` VMs (only at 64), else None."""
+    rid = f"vsan-{_TAG[configuration]}-iops-vm{vms}"
+    return published_value(rid) if rid in published_rows() else None
 
 
 def iops_is_published(configuration: str, vms: int) -> bool:
     """Whether the study states the cluster IOPS at ``vms`` VMs (only at 64)."""
-    return f"vsan-{_TAG[configuration]}-iops-vm{vms}" in published_rows()
+    return _published_iops(configuration, vms) is not None
 
 
 def protocol_iops(configuration: str, vms: int) -> float:
     """The cluster IOPS :func:`protocol_hit_ratio` takes at ``vms`` VMs: published, or the model's
     (simulated, quick, seed 1) at the fixed-point hit ratio."""
-    rid = f"vsan-{_TAG[configuration]}-iops-vm{vms}"
-    if rid in published_rows():
-        return published_value(rid)
+    published = _published_iops(configuration, vms)
+    if published is not None:
+        return published
     stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
     return simulated_iops(configuration, vms, node, protocol_hit_ratio(configuration, vms), stack)
 
