@@ -107,37 +107,62 @@ class ReadCache(Component):
         self._base = (p.hits, p.misses) if p is not None else (0, 0)
 
     def submit(self, io: IORequest) -> Event:
-        policy = self.policy
-        blocks = _blocks(io, self.block_bytes)
-        filling = self._filling
+        policy, filling, block = self.policy, self._filling, self.block_bytes
+        first = io.address // block
+        one = (io.address + io.size - 1) // block == first  # most IOs: one block, no lists
         if io.is_read:
-            missing = [b for b in blocks if not policy.access(b)]
-            if not missing:
-                fills = {id(f): f for b in blocks if (f := filling.get(b)) is not None}
-                if not fills:
-                    self.read_hits += 1
-                    done = self._hit(io)
+            if one:
+                if policy.access(first):
+                    fill = filling.get(first)
+                    if fill is None:
+                        self.read_hits += 1
+                        done = self._hit(io)
+                    else:
+                        self.delayed_hits += 1
+                        done = self._after_fills([fill], io)
                 else:
-                    self.delayed_hits += 1
-                    done = self._after_fills(list(fills.values()), io)
+                    done = self._miss(io, [first])
             else:
-                self.read_misses += 1
-                ahead = self._ahead(io) if self.read_ahead_to else 0
-                done = self._read_extended(io, missing, ahead) if ahead else self._fill(io, missing)
-            if self.read_ahead_to:
-                self._note_end(io)
+                blocks = _blocks(io, block)
+                missing = [b for b in blocks if not policy.access(b)]
+                if not missing:
+                    fills = {id(f): f for b in blocks if (f := filling.get(b)) is not None}
+                    if not fills:
+                        self.read_hits += 1
+                        done = self._hit(io)
+                    else:
+                        self.delayed_hits += 1
+                        done = self._after_fills(list(fills.values()), io)
+                else:
+                    done = self._miss(io, missing)
+            if self.read_ahead_to:  # remember where this read ended (the last ``streams`` ends)
+                ends = self._stream_ends
+                ends.pop(io.address, None)
+                end = io.address + io.size
+                ends.pop(end, None)  # re-inserted as the newest
+                ends[end] = None
+                if len(ends) > self.streams:
+                    del ends[next(iter(ends))]
             return done
         self.writes += 1
-        if self.write_policy != "around":
-            for b in blocks:
+        policy_name = self.write_policy
+        if policy_name != "around":
+            for b in (first,) if one else _blocks(io, block):
                 filling.pop(b, None)  # the written data replace (or drop) whatever a fill brings
-                if self.write_policy == "invalidate":
+                if policy_name == "invalidate":
                     policy.discard(b)
                 else:
                     policy.insert(b)
         return self.backend.submit(io)
 
-    def _fill(self, io: IORequest, missing: list[int]) -> Event:
+    def _miss(self, io: IORequest, missing: list[int]) -> Event:
+        """A read with ``missing`` blocks: from the back end, read ahead if it continues a stream."""
+        self.read_misses += 1
+        sequential = self.read_ahead_to and io.address in self._stream_ends
+        ahead = self._ahead(io) if sequential else 0
+        return self._read_extended(io, missing, ahead) if ahead else self._fetch(io, missing)
+
+    def _fetch(self, io: IORequest, missing: list[int]) -> Event:
         """Read ``io`` from the back end; its ``missing`` blocks are filling until it completes."""
         fetch = self.backend.submit(io)
         filling = self._filling
@@ -147,10 +172,8 @@ class ReadCache(Component):
         return fetch
 
     def _ahead(self, io: IORequest) -> int:
-        """Blocks to read beyond a missed ``io``: 0 unless it continues a recent read, else the run of
-        blocks past its end, up to the next ``read_ahead_to`` boundary, neither resident nor filling."""
-        if io.address not in self._stream_ends:
-            return 0
+        """Blocks to read beyond a missed ``io`` that continues a recent read: the run of blocks past its
+        end, up to the next ``read_ahead_to`` boundary, neither resident nor filling."""
         end = io.address + io.size
         step = self.read_ahead_to
         stop = -(-end // step) * step
@@ -176,20 +199,10 @@ class ReadCache(Component):
         self.prefetches += 1
         self.prefetched_blocks += ahead
         read = io.child(size=(first + ahead) * block - io.address)
-        fetch = self._fill(read, missing + extra)
+        fetch = self._fetch(read, missing + extra)
         done = Event(self.env)
         fetch.callbacks.append(lambda _ev: fire(done, io))
         return done
-
-    def _note_end(self, io: IORequest) -> None:
-        """Remember where ``io`` ended (the last ``streams`` ends), forgetting where it started."""
-        ends = self._stream_ends
-        ends.pop(io.address, None)
-        end = io.address + io.size
-        ends.pop(end, None)  # re-inserted as the newest
-        ends[end] = None
-        if len(ends) > self.streams:
-            del ends[next(iter(ends))]
 
     def _hit(self, io: IORequest) -> Event:
         """Serve a read whose blocks are all resident: ``hit_latency`` plus ``size / hit_bandwidth``."""
