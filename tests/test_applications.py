@@ -27,6 +27,7 @@ from storagelab.workloads.applications import (
     combine,
     dvd_store,
     ilio_extra_writes,
+    iometer_cache_reads,
     iometer_sequential_read,
     iometer_web_server,
     jetstress,
@@ -49,6 +50,7 @@ GENERATORS = [
     iometer_web_server,
     sequential_scan,
     iometer_sequential_read,
+    iometer_cache_reads,
     vsan_iometer,
     dvd_store,
     boot_storm,
@@ -195,10 +197,43 @@ def test_sequential_scan_and_sequential_read():
     assert size_mix(scan.spec) == {256 * KiB: 100}
     assert (scan.spec.read_pct, scan.spec.random_pct) == (100, 0)
     assert scan.closed and (scan.workers, scan.outstanding) == (1, 1)
-    seq = only_stream(iometer_sequential_read())
-    assert size_mix(seq.spec) == {1 * MiB: 100}
-    assert (seq.spec.read_pct, seq.spec.random_pct) == (100, 0)
-    assert seq.closed and (seq.workers, seq.outstanding) == (4, 16)
+    workers = iometer_sequential_read("seq").streams
+    assert [w.name for w in workers] == [f"seq worker {k}" for k in range(1, 5)]
+    for seq in workers:
+        assert size_mix(seq.spec) == {1 * MiB: 100}
+        assert (seq.spec.read_pct, seq.spec.random_pct) == (100, 0)
+        assert seq.closed and (seq.workers, seq.outstanding) == (1, 16)
+
+
+def test_iometer_workers_on_one_lun_each_read_it_from_its_start():
+    """Iometer keeps the sequential position per worker and target (src/IOTargetDisk.cpp: ``offset``
+    starts at ``starting_position`` and advances by the worker's own transfers), so the four
+    characterization workers read the same blocks: each one's first sixteen reads are 0, 1, ..., 15 MiB."""
+
+    class Recorder(Component):
+        def on_bind(self) -> None:
+            self.seen: dict[str, list[int]] = {}
+
+        def submit(self, io):
+            self.seen.setdefault(io.cls, []).append(io.address)
+            return completion_in(self.env, 1e-3, io)
+
+    disk = Recorder("disk")
+    w = iometer_sequential_read("seq", volume="lun")
+    simulate(disk, w.sources({"lun": disk}), duration=0.0005, progress=False, seed=1)
+    seen = disk.seen
+    assert sorted(seen) == [f"seq worker {k}" for k in range(1, 5)]
+    for addresses in seen.values():
+        assert addresses[:16] == [k * MiB for k in range(16)]
+
+
+def test_iometer_cache_reads_are_512_byte_sequential_reads_per_worker():
+    workers = iometer_cache_reads("cache").streams
+    assert len(workers) == 4
+    for w in workers:
+        assert size_mix(w.spec) == {512: 100} and (w.spec.read_pct, w.spec.random_pct) == (100, 0)
+        assert (w.workers, w.outstanding) == (1, 16)
+    assert iometer_cache_reads().params["io_size"].origin == "assumption"
 
 
 @pytest.mark.parametrize("vms", [4, 64])

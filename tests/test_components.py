@@ -839,3 +839,76 @@ def test_rotational_position_ordering_beats_seek_ordering_at_depth():
     fifo, sstf, satf = (_random_reads_iops("10K SAS", d, workers=16, span_share=0.1) for d in ("fifo", "sstf", "satf"))
     assert sstf < 1.3 * fifo
     assert satf > 1.8 * sstf
+
+
+class _RecordingDisk(Component):
+    """A back end that takes a fixed time per IO and records each IO's (address, size)."""
+
+    def __init__(self, service_s: float) -> None:
+        super().__init__("recording disk")
+        self.service_s, self.seen = service_s, []
+
+    def submit(self, io: IORequest):
+        self.seen.append((io.address, io.size))
+        return completion_in(self.env, self.service_s, io)
+
+
+def _read_ahead_run(reads, read_ahead_to=512 * 1024, volume_bytes=None, block=16 * 1024):
+    """Issue ``reads`` ((address, size), one at a time, each after the last completes) through a read
+    cache that reads ahead to ``read_ahead_to``; returns the cache, the back end and completion times."""
+    from storagelab.kernel.event_loop import run_until
+
+    env = simpy.Environment()
+    disk = _RecordingDisk(4e-3)
+    cache = ReadCache("cache", disk, capacity_bytes=64 * 2**20, block_bytes=block, hit_latency=20e-6,
+                      hit_bandwidth=float("inf"), read_ahead_to=read_ahead_to, volume_bytes=volume_bytes)  # fmt: skip
+    cache.bind(RunContext(env=env, streams=RandomStreams(1)))
+    times = []
+
+    def issue(k: int = 0) -> None:
+        if k < len(reads):
+            address, size = reads[k]
+            ev = cache.submit(IORequest(True, size, address))
+            ev.callbacks.append(lambda e, k=k: (times.append(e.env.now), issue(k + 1)))
+
+    issue()
+    run_until(env, 10.0)
+    return cache, disk, times
+
+
+def test_read_ahead_extends_a_sequential_miss_to_the_segment_end():
+    """One 256 KiB sequential reader (the DS5020 scan) over 512 KiB segments: the first read is not yet
+    sequential; from the third on, a miss at a segment's start is read with the rest of its segment,
+    and the next read is a hit. Reads ending on the boundary read nothing ahead."""
+    kib = 1024
+    reads = [(k * 256 * kib, 256 * kib) for k in range(8)]
+    cache, disk, times = _read_ahead_run(reads)
+    # read 0 (not sequential), read 1 (sequential, ends on the boundary), then extended reads at 512 KiB
+    # multiples, each covering the following read
+    assert disk.seen == [(0, 256 * kib), (256 * kib, 256 * kib), (512 * kib, 512 * kib),
+                         (1024 * kib, 512 * kib), (1536 * kib, 512 * kib)]  # fmt: skip
+    stats = cache.stats(1.0)
+    assert (stats["read_misses"], stats["prefetches"], stats["read_ios"]) == (5, 3, 8)
+    # the host read that missed completes with the extended read; the one after it is a plain hit
+    assert times[2] - times[1] == pytest.approx(4e-3)
+    assert times[3] - times[2] == pytest.approx(20e-6)
+
+
+def test_read_ahead_ignores_random_reads_and_stops_at_cached_blocks_and_the_volume_end():
+    kib = 1024
+    # random reads never continue one another: no read is extended
+    cache, disk, _ = _read_ahead_run([(0, 16 * kib), (10 * 2**20, 16 * kib), (3 * 2**20, 16 * kib)])
+    assert cache.stats(1.0)["prefetches"] == 0 and all(size == 16 * kib for _, size in disk.seen)
+    # 64 KiB at 448 KiB is resident: a sequential miss at 32 KiB reads ahead only up to it
+    cache, disk, _ = _read_ahead_run([(448 * kib, 64 * kib), (0, 16 * kib), (16 * kib, 16 * kib)])
+    assert disk.seen[-1] == (16 * kib, 448 * kib - 16 * kib)
+    # the volume ends at 100 KiB: the extension stops there, inside the segment
+    cache, disk, _ = _read_ahead_run([(0, 16 * kib), (16 * kib, 16 * kib)], volume_bytes=100 * kib, block=4 * kib)
+    assert disk.seen[-1] == (16 * kib, 84 * kib)
+
+
+def test_read_ahead_setting_is_checked():
+    with pytest.raises(ValueError, match=r"read_ahead_to must be 0 \(off\) or a multiple of block_bytes"):
+        ReadCache("c", Station("d", Deterministic(1e-3)), capacity_bytes=2**20, block_bytes=4096, read_ahead_to=5000)
+    with pytest.raises(ValueError, match="streams must be >= 1"):
+        ReadCache("c", Station("d", Deterministic(1e-3)), capacity_bytes=2**20, read_ahead_to=8192, streams=0)

@@ -101,13 +101,20 @@ def test_preset_unit_params_name_device_presets():
 
 
 def test_ds5020_write_cache_is_the_documented_controller_cache():
+    from storagelab.components.cache import ReadCache
     from storagelab.components.write_cache import WriteBackCache
 
     topo = ds5020()
     p = topo.params
     for key in ("data_cache", "cache_mirroring", "start_flush", "stop_flush", "flush_age", "cache_block"):
         assert p[key].origin == "document" and "Figure 20" in p[key].source
-    caches = [s for v in topo.volumes.values() for s in v.stages if isinstance(s, WriteBackCache)]
+    # each volume: host port, controller, read cache, and behind the read cache the write cache
+    reads = [v.stages[-1] for v in topo.volumes.values()]
+    assert all(isinstance(r, ReadCache) for r in reads)
+    # the read caches share what each controller holds of its own data (half of 1,709 MB) evenly over the
+    # twelve volumes it owns
+    assert {r.capacity_bytes for r in reads} == {1709 * 10**6 // 2 // 12}
+    caches = [r.backend for r in reads if isinstance(r.backend, WriteBackCache)]
     assert len(caches) == len(topo.volumes)
     pools = {id(c.pool): c.pool for c in caches}.values()
     assert len(pools) == 2  # one per controller
@@ -132,7 +139,7 @@ def test_ds5020_volumes_are_owned_as_figure_20_lists_them():
     ports: dict[str, set[str]] = {}
     for name, path in topo.volumes.items():
         ports.setdefault(owner[name], set()).add(path.stages[0].name)
-        assert path.stages[2].pool.name == f"{owner[name]} write cache"
+        assert path.stages[2].backend.pool.name == f"{owner[name]} write cache"  # behind the read cache
     assert ports["controller A"].isdisjoint(ports["controller B"])
     assert len(ports["controller A"]) == len(ports["controller B"]) == 4
     per_port: dict[str, int] = {}
@@ -144,8 +151,9 @@ def test_ds5020_volumes_are_owned_as_figure_20_lists_them():
 def test_ds5020_drive_channels_carry_each_drive_io_store_and_forward():
     """A single outstanding 256 KiB sequential read (the scan) alone on a one-tile DS5020: each read's data
     crosses a 4 Gb drive channel after the drive has read it, 262,144 B / 400 MB/s = 0.655 ms more per
-    read than with a channel that takes no time. The characterization's 1 MB reads are bound by the four
-    channels, 4 x 400 MB/s."""
+    read than with a channel that takes no time (the scan's odd reads, which the controller reads ahead,
+    are hits and take no channel time: half the reads carry twice the data). Without the controller's
+    read cache the characterization's 1 MB reads are bound by the four channels, 4 x 400 MB/s."""
     from storagelab.studies.ds5020.workloads import characterization_workload
     from storagelab.workloads import applications as apps
 
@@ -156,11 +164,39 @@ def test_ds5020_drive_channels_carry_each_drive_io_store_and_forward():
         res = ds5020(tiles=1, drive_channel_rate=rate).run(scan, seed=1, duration=2.0, warmup=0.5)
         mean[rate] = res.summary()["mean_ms"][0]
     assert mean["400 MB/s"] - mean["4000000 MB/s"] == pytest.approx(262144 / 400e6 * 1e3, rel=0.02)
-    res = ds5020_characterization(8).run(characterization_workload(), seed=1, duration=2.0, warmup=0.5)
+    res = ds5020_characterization(8, read_cache=0).run(characterization_workload(), seed=1, duration=2.0,
+                                                       warmup=0.5)
     total = res.summary()["mb_per_s"].sum()
     assert total == pytest.approx(4 * 400, rel=0.01)
     util = res.components().filter(pl.col("component").str.contains("drive channel"), statistic="utilisation")
     assert util.height == 4 and (util["value"] > 0.99).all()
+
+
+def test_ds5020_read_cache_serves_the_characterization_followers_and_reads_the_scan_ahead():
+    """The controller read cache (Figure 20: 'Read cache: Enabled', 'Dynamic cache read prefetch:
+    Enabled'). The characterization's four workers per LUN read the same blocks (Iometer), so one read
+    in four goes to the drives and three find their blocks in the cache or on their way in; the host
+    paths then bind, 8 x 800 MB/s. The scan's 256 KiB reads continue one another, so a read at a
+    segment's start is read with the rest of its 512 KiB segment and the next read hits."""
+    from storagelab.studies.ds5020.workloads import characterization_workload
+    from storagelab.workloads import applications as apps
+
+    res = ds5020_characterization(8).run(characterization_workload(), seed=1, duration=2.0, warmup=0.5)
+    caches = res.components().filter(pl.col("component").str.ends_with("read cache"))
+    reads = caches.filter(statistic="read_ios")["value"].sum()
+    misses = caches.filter(statistic="read_misses")["value"].sum()
+    assert misses / reads == pytest.approx(0.25, abs=0.01)
+    assert res.summary()["mb_per_s"].sum() == pytest.approx(8 * 800, rel=0.01)
+    scan = apps.sequential_scan("scan", volume="scan-1")
+    stats = {}
+    for prefetch in (1, 0):
+        res = ds5020(tiles=1, read_prefetch=prefetch).run(scan, seed=1, duration=2.0, warmup=0.5)
+        c = res.components().filter(component="scan-1 read cache")
+        stats[prefetch] = {s: c.filter(statistic=s)["value"][0] for s in ("read_ios", "read_misses", "prefetches")}
+    on, off = stats[1], stats[0]
+    assert on["read_misses"] == pytest.approx(on["read_ios"] / 2, abs=1)
+    assert on["prefetches"] == pytest.approx(on["read_ios"] / 2, abs=1)
+    assert off["read_misses"] == off["read_ios"] and off["prefetches"] == 0
 
 
 def test_vsan_destage_requirement_is_the_published_write_rate_per_drive():

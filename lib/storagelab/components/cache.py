@@ -44,6 +44,14 @@ class ReadCache(Component):
     ``write_policy`` decides what the cache does with the written blocks: ``"invalidate"`` (drop them,
     and forget their fills), ``"update"`` (write-allocate: keep them as cached, with the written data),
     or ``"around"`` (leave the cache alone).
+
+    With ``read_ahead_to`` (bytes, 0 = off) the cache reads ahead: a read that starts where one of the
+    last ``streams`` reads ended is *sequential*, and a sequential miss is read from the back end as one
+    read extended from its end up to the next multiple of ``read_ahead_to`` (e.g. a RAID segment, which
+    one drive holds contiguously), over the blocks that are neither resident nor filling; the host read
+    completes with that read, and the blocks beyond it are resident for the reads that follow. Reads
+    ending on the boundary, hits and non-sequential misses read nothing ahead. ``volume_bytes`` bounds
+    the extension to the volume.
     """
 
     WRITE_POLICIES = ("invalidate", "update", "around")
@@ -58,6 +66,9 @@ class ReadCache(Component):
         hit_latency: float = 50e-6,
         hit_bandwidth: float = 2e9,
         write_policy: str = "invalidate",
+        read_ahead_to: int = 0,
+        streams: int = 32,
+        volume_bytes: int | None = None,
     ) -> None:
         super().__init__(name)
         if block_bytes <= 0 or capacity_bytes < block_bytes:
@@ -66,6 +77,14 @@ class ReadCache(Component):
             raise ValueError(f"read cache {name!r}: hit_latency must be >= 0 s and hit_bandwidth > 0 B/s")
         if write_policy not in self.WRITE_POLICIES:
             raise ValueError(f"read cache {name!r}: write_policy must be one of {self.WRITE_POLICIES}")
+        if read_ahead_to < 0 or (read_ahead_to and read_ahead_to % block_bytes):
+            raise ValueError(
+                f"read cache {name!r}: read_ahead_to must be 0 (off) or a multiple of block_bytes "
+                f"({block_bytes} B), got {read_ahead_to}"
+            )
+        if streams < 1:
+            raise ValueError(f"read cache {name!r}: streams must be >= 1, got {streams}")
+        self.read_ahead_to, self.streams, self.volume_bytes = read_ahead_to, streams, volume_bytes
         self.backend = backend
         self.capacity_bytes, self.block_bytes = capacity_bytes, block_bytes
         self.policy_name, self.hit_latency, self.hit_bandwidth = policy, hit_latency, hit_bandwidth
@@ -79,40 +98,111 @@ class ReadCache(Component):
     def on_bind(self) -> None:
         self.policy = make_policy(self.policy_name, self.capacity_bytes // self.block_bytes)
         self._filling: dict[int, Event] = {}  # block -> the back-end read that brings its data
+        self._stream_ends: dict[int, None] = {}  # where recent reads ended, oldest first (insertion order)
 
     def reset_stats(self) -> None:
         self.read_hits = self.read_misses = self.delayed_hits = self.writes = 0
+        self.prefetches = self.prefetched_blocks = 0
         p = getattr(self, "policy", None)
         self._base = (p.hits, p.misses) if p is not None else (0, 0)
 
     def submit(self, io: IORequest) -> Event:
-        policy = self.policy
-        blocks = _blocks(io, self.block_bytes)
-        filling = self._filling
+        policy, filling, block = self.policy, self._filling, self.block_bytes
+        first = io.address // block
+        one = (io.address + io.size - 1) // block == first  # most IOs: one block, no lists
         if io.is_read:
-            missing = [b for b in blocks if not policy.access(b)]
-            if not missing:
-                fills = {id(f): f for b in blocks if (f := filling.get(b)) is not None}
-                if not fills:
-                    self.read_hits += 1
-                    return self._hit(io)
-                self.delayed_hits += 1
-                return self._after_fills(list(fills.values()), io)
-            self.read_misses += 1
-            fetch = self.backend.submit(io)
-            for b in missing:
-                filling[b] = fetch
-            fetch.callbacks.append(lambda ev, missing=missing: self._filled(missing, ev))
-            return fetch
+            if one:
+                if policy.access(first):
+                    fill = filling.get(first)
+                    if fill is None:
+                        self.read_hits += 1
+                        done = self._hit(io)
+                    else:
+                        self.delayed_hits += 1
+                        done = self._after_fills([fill], io)
+                else:
+                    done = self._miss(io, [first])
+            else:
+                blocks = _blocks(io, block)
+                missing = [b for b in blocks if not policy.access(b)]
+                if not missing:
+                    fills = {id(f): f for b in blocks if (f := filling.get(b)) is not None}
+                    if not fills:
+                        self.read_hits += 1
+                        done = self._hit(io)
+                    else:
+                        self.delayed_hits += 1
+                        done = self._after_fills(list(fills.values()), io)
+                else:
+                    done = self._miss(io, missing)
+            if self.read_ahead_to:  # remember where this read ended (the last ``streams`` ends)
+                ends = self._stream_ends
+                ends.pop(io.address, None)
+                end = io.address + io.size
+                ends.pop(end, None)  # re-inserted as the newest
+                ends[end] = None
+                if len(ends) > self.streams:
+                    del ends[next(iter(ends))]
+            return done
         self.writes += 1
-        if self.write_policy != "around":
-            for b in blocks:
+        policy_name = self.write_policy
+        if policy_name != "around":
+            for b in (first,) if one else _blocks(io, block):
                 filling.pop(b, None)  # the written data replace (or drop) whatever a fill brings
-                if self.write_policy == "invalidate":
+                if policy_name == "invalidate":
                     policy.discard(b)
                 else:
                     policy.insert(b)
         return self.backend.submit(io)
+
+    def _miss(self, io: IORequest, missing: list[int]) -> Event:
+        """A read with ``missing`` blocks: from the back end, read ahead if it continues a stream."""
+        self.read_misses += 1
+        sequential = self.read_ahead_to and io.address in self._stream_ends
+        ahead = self._ahead(io) if sequential else 0
+        return self._read_extended(io, missing, ahead) if ahead else self._fetch(io, missing)
+
+    def _fetch(self, io: IORequest, missing: list[int]) -> Event:
+        """Read ``io`` from the back end; its ``missing`` blocks are filling until it completes."""
+        fetch = self.backend.submit(io)
+        filling = self._filling
+        for b in missing:
+            filling[b] = fetch
+        fetch.callbacks.append(lambda ev, missing=missing: self._filled(missing, ev))
+        return fetch
+
+    def _ahead(self, io: IORequest) -> int:
+        """Blocks to read beyond a missed ``io`` that continues a recent read: the run of blocks past its
+        end, up to the next ``read_ahead_to`` boundary, neither resident nor filling."""
+        end = io.address + io.size
+        step = self.read_ahead_to
+        stop = -(-end // step) * step
+        if self.volume_bytes is not None:
+            stop = min(stop, self.volume_bytes)
+        block = self.block_bytes
+        first = -(-end // block)  # the first whole block past the read (a partial one is the read's own)
+        policy, filling = self.policy, self._filling
+        n = 0
+        for b in range(first, stop // block):
+            if b in policy or b in filling:
+                break
+            n += 1
+        return n
+
+    def _read_extended(self, io: IORequest, missing: list[int], ahead: int) -> Event:
+        """Read ``io`` and the ``ahead`` blocks after it as one back-end read; ``io`` completes with it."""
+        block = self.block_bytes
+        first = -(-(io.address + io.size) // block)
+        extra = list(range(first, first + ahead))
+        for b in extra:
+            self.policy.insert(b)
+        self.prefetches += 1
+        self.prefetched_blocks += ahead
+        read = io.child(size=(first + ahead) * block - io.address)
+        fetch = self._fetch(read, missing + extra)
+        done = Event(self.env)
+        fetch.callbacks.append(lambda _ev: fire(done, io))
+        return done
 
     def _hit(self, io: IORequest) -> Event:
         """Serve a read whose blocks are all resident: ``hit_latency`` plus ``size / hit_bandwidth``."""
@@ -141,7 +231,9 @@ class ReadCache(Component):
         return {
             "read_ios": float(reads),
             "read_hit_ratio": self.read_hits / reads if reads else 0.0,
+            "read_misses": float(self.read_misses),
             "delayed_hits": float(self.delayed_hits),
+            "prefetches": float(self.prefetches),
             "block_hit_ratio": hits / (hits + misses) if hits + misses else 0.0,
             "writes": float(self.writes),
         }

@@ -45,6 +45,7 @@ __all__ = [
     "combine",
     "dvd_store",
     "ilio_extra_writes",
+    "iometer_cache_reads",
     "iometer_sequential_read",
     "iometer_web_server",
     "jetstress",
@@ -473,16 +474,56 @@ def iometer_sequential_read(
     volume: str = "lun",
     span: int = 557 * 10**9,
 ) -> ApplicationWorkload:
-    """The DS5020 characterization per LUN: four workers, sixteen outstanding 1 MiB sequential reads."""
+    """The DS5020 characterization per LUN: four workers, each with sixteen outstanding 1 MiB sequential
+    reads and its own sequential position from the start of the LUN (streams ``"<name> worker k"``).
+
+    Iometer keeps the sequential position per worker and target: each worker's target starts at its
+    starting sector and advances by its own transfers (Iometer source, ``src/IOTargetDisk.cpp``:
+    ``offset``, ``starting_position``), so four workers on one LUN read the same blocks, one after
+    another, rather than a quarter of the LUN each."""
     params = {
         "workers": _doc(workers, "count", f"{_DS5020}, Appendix, Characterization: 'Four workers'"),
         "outstanding": _doc(outstanding, "count", f"{_DS5020}, Appendix: 'sixteen I/O's per physical drive'"),
         "io_size": _doc(1, "MB", f"{_DS5020}: 'Maximum throughput was measured using 1 MB sequential reads'"),
     }
-    # Iometer's workers on one target share its sequential position here: one stream of
-    # workers x outstanding IOs in flight, reading the LUN front to back.
-    stream = Stream(name, volume, SEQ_READ_1M, span, workers=workers, outstanding=outstanding)
-    return ApplicationWorkload(name, (stream,), params, "the workers read the LUN as one sequential stream")
+    return ApplicationWorkload(
+        name, _iometer_workers(name, volume, SEQ_READ_1M, span, workers, outstanding), params,
+        "each worker reads the LUN from its start on its own",
+    )
+
+
+def _iometer_workers(
+    name: str, volume: str, spec: AccessSpec, span: int, workers: int, outstanding: int
+) -> tuple[Stream, ...]:
+    """One stream per Iometer worker on one target, each with its own sequential position."""
+    return tuple(
+        Stream(f"{name} worker {k}", volume, spec, span, workers=1, outstanding=outstanding)
+        for k in range(1, workers + 1)
+    )
+
+
+SEQ_READ_512 = AccessSpec(name="512 B sequential read", sizes=(SizeShare(size=512, pct=100),),
+                          read_pct=100, random_pct=0, align=512)  # fmt: skip
+
+
+def iometer_cache_reads(
+    name: str = "cache reads", *, workers: int = 4, outstanding: int = 16, volume: str = "lun",
+    span: int = 557 * 10**9,
+) -> ApplicationWorkload:
+    """An IOPS-from-cache test per LUN: the characterization's workers (four, sixteen outstanding IOs
+    each, each from the start of the LUN) reading 512 B sequentially, so nearly every read finds its
+    block in the controller's cache. The DS5020 study reports IOPS from cache (Table 5) without its
+    access specification; the transfer size is an assumption."""
+    params = {
+        "workers": _doc(workers, "count", f"{_DS5020}, Appendix, Characterization: 'Four workers'"),
+        "outstanding": _doc(outstanding, "count", f"{_DS5020}, Appendix: 'sixteen I/O's per physical drive'"),
+        "io_size": _assume(512, "B", "not stated for Table 5's IOPS from cache; cache IOPS tests read the "
+                           "smallest transfer (512 B) sequentially so that reads hit the controller's cache"),
+    }  # fmt: skip
+    return ApplicationWorkload(
+        name, _iometer_workers(name, volume, SEQ_READ_512, span, workers, outstanding), params,
+        "each worker reads the LUN from its start on its own, 512 B at a time",
+    )
 
 
 SEQ_WRITE_1M = AccessSpec(name="1 MB sequential write", sizes=(SizeShare(size=1024 * 1024, pct=100),),

@@ -90,7 +90,7 @@ class PhaseSchedule:
     The last phase also covers t = ``duration`` (its end value), so a driver may ask at the end time.
     """
 
-    __slots__ = ("_ends", "_starts", "phases")
+    __slots__ = ("_current", "_ends", "_starts", "phases")
 
     def __init__(self, phases: Sequence[Phase]) -> None:
         phases = tuple(phases)
@@ -106,6 +106,7 @@ class PhaseSchedule:
             t += float(phase.duration_s)
         self._starts: list[float] = starts
         self._ends: list[float] = [*starts[1:], t]
+        self._current = 0  # the phase the last scalar lookup found (sources ask in time order)
 
     @property
     def duration(self) -> float:
@@ -144,8 +145,12 @@ class PhaseSchedule:
             last = np.array([p.final_scale for p in self.phases])
             length = np.array([float(p.duration_s) for p in self.phases])
             return first[i] + (last[i] - first[i]) * (times - starts[i]) / length[i]
-        i = self._index(t)
-        return self.phases[i].scale_at(t - self._starts[i])
+        i = self._current
+        start = self._starts[i]
+        if not start <= t < self._ends[i]:  # another phase (or a bad t: _index says which)
+            i = self._current = self._index(t)
+            start = self._starts[i]
+        return self.phases[i].scale_at(t - start)
 
     def with_storm(
         self, start_s: float, duration_s: float, multiplier: float, name: str = "storm"

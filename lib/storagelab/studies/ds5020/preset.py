@@ -12,12 +12,17 @@ runs) and the RAID set, whose member IOs cross one of the controller's 4 Gb driv
 read's data after the drive has read it) to their drives. The write cache is the controller's data
 cache (Figure 20), shared by the
 volumes the controller owns, with coalescing, address-ordered destage and the documented flush levels
-(:mod:`storagelab.components.write_cache`). Controller read caching and prefetch are not modelled.
+(:mod:`storagelab.components.write_cache`). Reads first meet the controller's read cache
+(:class:`~storagelab.components.cache.ReadCache`, Figure 20: 'Read cache: Enabled', 'Dynamic cache read
+prefetch: Enabled'): a read of blocks another read has brought in (or is bringing in) is served from
+controller memory, and a read that continues a sequential stream makes the controller read the rest
+of that segment ahead.
 """
 
 from __future__ import annotations
 
 from storagelab import raid
+from storagelab.components.cache import ReadCache
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
 from storagelab.kernel import Link, Path, Station
@@ -91,6 +96,17 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                                      "mirroring to the partner controller (~100 us); not stated"),
         "drive_queue_depth": Param(32, "count", "assumption", "commands a drive reorders (tagged command queue); "
                                    "destage IOs in flight per volume fill its drives' queues and no more"),
+        "read_cache": Param(1, "count", "document", f"{_DOC}, Figure 20: 'Read cache: Enabled' (shown for BK_01; "
+                            "assumed for every volume): 1 = reads are served from controller memory when their "
+                            "blocks are there, 0 = every read goes to the drives", choices=(0, 1)),
+        "read_prefetch": Param(1, "count", "assumption", f"{_DOC}, Figure 20: 'Dynamic cache read prefetch: "
+                               "Enabled'; how much is read ahead is not stated: a read continuing a sequential "
+                               "stream makes the controller read the rest of its segment (what the same drive holds "
+                               "contiguously; controllers commonly read ahead to the stripe-unit boundary). 1 = on, "
+                               "0 = off", choices=(0, 1)),
+        "cache_read_latency": Param(20, "us", "assumption", "a read served from controller DRAM beyond the "
+                                    "controller's per-IO processing and data movement (a cache directory lookup, "
+                                    "~tens of us); not stated", capacity="time"),
         "segment_size": Param(512, "KiB", "document", f"{_DOC}, Figure 20: 'Segment size: 512 KB' (shown for BK_01; "
                               "assumed for every volume)"),
     }  # fmt: skip
@@ -105,7 +121,7 @@ def _layout(level: str, drives: int, segment: int) -> object:
 class _Volumes:
     """Builds volumes that share host paths and controllers, assigned round robin, from the drives."""
 
-    def __init__(self, p: ParamSet, drives_needed: int) -> None:
+    def __init__(self, p: ParamSet, drives_needed: int, volumes: int) -> None:
         self.p = p
         if drives_needed > p["drives"].value:
             raise ValueError(
@@ -146,6 +162,13 @@ class _Volumes:
             )
             for c in self.controllers
         ]  # fmt: skip
+        # each volume's read cache: an even share of what its controller's data cache holds of its own
+        # (the mirrored half is the partner's); reads and writes share that memory in the array, and the
+        # model gives reads the whole share
+        per_controller = -(-volumes // len(self.controllers))
+        self.read_cache_bytes = int(capacity) // per_controller if p["read_cache"].value else 0
+        self.read_ahead_to = self.segment if p["read_prefetch"].value else 0
+        self.read_latency = p["cache_read_latency"].si
         self.queue_depth = int(p["drive_queue_depth"].value)
         self.drive_bytes = p.device("drive").capacity
 
@@ -175,6 +198,14 @@ class _Volumes:
             destage_unit=layout.stripe_width if parity else layout.stripe_unit,
             max_destage=destage_depth(drives, self.queue_depth, drives if parity else 2),
         )  # fmt: skip
+        volume_bytes = layout.usable_capacity(self.drive_bytes)
+        if self.read_cache_bytes:
+            cache = ReadCache(
+                f"{name} read cache", cache, self.read_cache_bytes, block_bytes=int(self.p["cache_block"].si),
+                hit_latency=self.read_latency, hit_bandwidth=float("inf"),
+                write_policy="update",  # written data stay in controller memory, readable
+                read_ahead_to=self.read_ahead_to, volume_bytes=volume_bytes,
+            )  # fmt: skip
         ports = self.ports[c]
         return Path(name, [ports[n % len(ports)], self.controllers[c], cache])
 
@@ -188,7 +219,7 @@ def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology
         raise ValueError(f"tiles must be 1..4, got {tiles!r}")
     name = f"DS5020 Express, {host_paths} host paths"
     p = ParamSet(name, params(host_paths), overrides)
-    build = _Volumes(p, tiles * sum(d for _, d in TILE_LAYOUT.values()))
+    build = _Volumes(p, tiles * sum(d for _, d in TILE_LAYOUT.values()), tiles * len(TILE_LAYOUT))
     figure20 = len(build.controllers) == 2  # Figure 20's ownership; round robin on other controller counts
 
     def owner(kind: str, t: int) -> int | None:
@@ -207,6 +238,6 @@ def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topolog
     ``lun-8``, through ``host_paths`` FC paths, owned by the two controllers in turn (not stated)."""
     name = f"DS5020 Express characterization, {host_paths} host paths"
     p = ParamSet(name, params(host_paths), overrides)
-    build = _Volumes(p, 8 * 4)
+    build = _Volumes(p, 8 * 4, 8)
     volumes = {f"lun-{i}": build.volume(f"lun-{i}", "RAID-10", 4) for i in range(1, 9)}
     return Topology(name, volumes, p)
