@@ -192,13 +192,13 @@ class _Volumes:
         layout = _layout(level, drives, self.segment)
         rset = RaidSet(f"{name} {level}", layout, members)
         parity = level != "RAID-10"
+        volume_bytes = layout.usable_capacity(self.drive_bytes)
         cache = WriteBackCache(
             f"{name} write cache", rset, self.pools[c],
-            volume_bytes=layout.usable_capacity(self.drive_bytes),
+            volume_bytes=volume_bytes,
             destage_unit=layout.stripe_width if parity else layout.stripe_unit,
             max_destage=destage_depth(drives, self.queue_depth, drives if parity else 2),
         )  # fmt: skip
-        volume_bytes = layout.usable_capacity(self.drive_bytes)
         if self.read_cache_bytes:
             cache = ReadCache(
                 f"{name} read cache", cache, self.read_cache_bytes, block_bytes=int(self.p["cache_block"].si),
