@@ -159,7 +159,7 @@ class ReadCache(Component):
         """A read with ``missing`` blocks: from the back end, read ahead if it continues a stream."""
         self.read_misses += 1
         sequential = self.read_ahead_to and io.address in self._stream_ends
-        ahead = self._ahead(io) if sequential else 0
+        ahead = self._ahead(io) if sequential else None
         return self._read_extended(io, missing, ahead) if ahead else self._fetch(io, missing)
 
     def _fetch(self, io: IORequest, missing: list[int]) -> Event:
@@ -171,7 +171,7 @@ class ReadCache(Component):
         fetch.callbacks.append(lambda ev, missing=missing: self._filled(missing, ev))
         return fetch
 
-    def _ahead(self, io: IORequest) -> int:
+    def _ahead(self, io: IORequest) -> range:
         """Blocks to read beyond a missed ``io`` that continues a recent read: the run of blocks past its
         end, up to the next ``read_ahead_to`` boundary, neither resident nor filling."""
         end = io.address + io.size
@@ -182,24 +182,21 @@ class ReadCache(Component):
         block = self.block_bytes
         first = -(-end // block)  # the first whole block past the read (a partial one is the read's own)
         policy, filling = self.policy, self._filling
-        n = 0
+        last = first
         for b in range(first, stop // block):
             if b in policy or b in filling:
                 break
-            n += 1
-        return n
+            last = b + 1
+        return range(first, last)
 
-    def _read_extended(self, io: IORequest, missing: list[int], ahead: int) -> Event:
-        """Read ``io`` and the ``ahead`` blocks after it as one back-end read; ``io`` completes with it."""
-        block = self.block_bytes
-        first = -(-(io.address + io.size) // block)
-        extra = list(range(first, first + ahead))
-        for b in extra:
+    def _read_extended(self, io: IORequest, missing: list[int], ahead: range) -> Event:
+        """Read ``io`` and the blocks ``ahead`` of it as one back-end read; ``io`` completes with it."""
+        for b in ahead:
             self.policy.insert(b)
         self.prefetches += 1
-        self.prefetched_blocks += ahead
-        read = io.child(size=(first + ahead) * block - io.address)
-        fetch = self._fetch(read, missing + extra)
+        self.prefetched_blocks += len(ahead)
+        read = io.child(size=ahead.stop * self.block_bytes - io.address)
+        fetch = self._fetch(read, missing + list(ahead))
         done = Event(self.env)
         fetch.callbacks.append(lambda _ev: fire(done, io))
         return done
