@@ -167,11 +167,10 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
             ordering = DRIVE_QUEUEING[int(p["drive_queueing"].value)]
             depth = int(p["drive_queue_depth"].value)
-            drive = p.device("capacity_device")
-            hdds = [
-                Station(f"host {h} 10K {i}", drive, discipline=DISCIPLINES[ordering](depth=depth))
-                for i in range(per_host)
-            ]
+            hdds = []  # each drive a fresh device: its head and platter are its own
+            for i in range(per_host):
+                order = DISCIPLINES[ordering](depth=depth)
+                hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
             reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
