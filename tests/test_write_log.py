@@ -162,3 +162,15 @@ def test_vsan_hybrids_share_the_all_flash_host_time_so_their_iops_are_predicted(
         p = preset.params(conf)["node_service"]
         assert (p.value, p.fitted_on) == (af.value, af.fitted_on), conf
         assert not any(row.startswith("vsan-hyb") for row in p.fitted_on), conf
+
+
+def test_the_hybrids_are_one_model_so_their_cold_cache_fixed_point_is_computed_once():
+    """Equal parameter values, equal simulations: the E5 v3 hybrid's fixed point is the E5 v2 one's."""
+    from storagelab.studies.vsan import claims
+
+    claims._cold_cache_hit_ratio.cache_clear()
+    v2 = claims.cold_cache_hit_ratio(8, "hybrid Xeon E5 v2")
+    v3 = claims.cold_cache_hit_ratio(8, "hybrid Xeon E5 v3")
+    assert v2 == v3
+    assert claims._cold_cache_hit_ratio.cache_info().misses == 1
+    assert claims._same_model("all-flash NVMe") == "all-flash NVMe"

@@ -97,7 +97,15 @@ def cold_cache_hit_ratio(vms: int, configuration: str) -> float:
     has its own fixed point (remembered per process)."""
     if configuration == "all-flash NVMe":
         return 1.0
-    return _cold_cache_hit_ratio(vms, configuration, current_capacity_scale())
+    return _cold_cache_hit_ratio(vms, _same_model(configuration), current_capacity_scale())
+
+
+def _same_model(configuration: str) -> str:
+    """The first configuration whose parameter values are all equal to ``configuration``'s: the same
+    model under another name (the two hybrids, since they share the host time), whose fixed point is
+    then computed once."""
+    values = {k: p.value for k, p in preset.params(configuration).items()}
+    return next(c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values)
 
 
 @functools.lru_cache(maxsize=64)
@@ -127,9 +135,9 @@ def fit() -> tuple[float, dict[str, float]]:
 
 def simulated_iops(configuration: str, vms: int, node_us: float, hit: float, stack_ms: float, seed: int = 1) -> float:
     """IOPS of the preset (quick run, ``seed``) with the given host time per visit (us), read-cache
-    hit ratio and software/network delay (ms): what the hybrids' cold-cache fixed point solves on. The hybrids' capacity
-    drives reorder their queues (by access time) and take the write log's destage, which the MVA's
-    FCFS drives do not, so the fit is made on the simulation itself."""
+    hit ratio and software/network delay (ms): what the hybrids' cold-cache fixed point solves on. The
+    hybrids' capacity drives reorder their queues (by access time) and take the write log's destage,
+    which the MVA's FCFS drives do not, so the fixed point is found by simulation."""
     topo = preset.vsan(configuration, node_service=node_us, read_cache_resident=hit, stack_delay=stack_ms)
     return float(topo.run(vsan_iometer(vms=vms), seed=seed, **_times(True, vms)).summary()["iops"][0])
 
