@@ -43,12 +43,12 @@ def test_sweep_density_is_the_dirty_share_ahead_of_a_steady_circular_sweep():
     cleaned per block written; once the dirty count is steady, the share of dirty blocks just ahead of
     the sweep is ``sweep_density`` of the steady dirty share (and about twice it when that is small)."""
     rng = np.random.default_rng(7)
-    n = 20_000
+    n = 5_000
     for level in (0.05, 0.3):
         dirty = np.zeros(n, dtype=bool)
         dirty[rng.choice(n, int(level * n), replace=False)] = True
         cursor, ahead = 0, []
-        for step in range(40 * n):
+        for step in range(30 * n):
             b = int(rng.integers(n))
             if dirty[b]:
                 continue  # an overwrite: nothing new to destage
@@ -56,8 +56,8 @@ def test_sweep_density_is_the_dirty_share_ahead_of_a_steady_circular_sweep():
             while not dirty[cursor]:  # the sweep takes the next dirty block
                 cursor = (cursor + 1) % n
             dirty[cursor] = False
-            if step > 20 * n:
-                ahead.append(dirty[(cursor + 1) : cursor + 200].mean() if cursor + 200 < n else np.nan)
+            if step > 10 * n:  # steady by then: the sweep has been round many times
+                ahead.append(dirty[(cursor + 1) : cursor + 100].mean() if cursor + 100 < n else np.nan)
         measured = float(np.nanmean(ahead))
         assert dirty.mean() == pytest.approx(level, abs=0.002)
         assert measured == pytest.approx(sweep_density(level), rel=0.05), level
