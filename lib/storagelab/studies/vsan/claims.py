@@ -3,8 +3,8 @@
 :func:`fit` derives the model's two fitted parameters: the software/network delay and the all-flash
 host time by exact MVA of its network (a delay for the software path, network and flash, and one
 single-server queue per host visited 0.325 times per IO: 70 % reads on one copy, 30 % writes on two,
-over four hosts) on the all-flash IOPS at 16 and 64 VMs, and each hybrid configuration's host time on
-its IOPS at 64 VMs by simulation (the delay is shared: same vSAN version and network).
+over four hosts) on the all-flash IOPS at 16 and 64 VMs. The hybrids share both (same vSAN version and
+network; the host time as :mod:`storagelab.studies.vsan.preset` explains), so their IOPS are predicted.
 
 The hybrids' read caches are not warm: the study cleared the read cache and write buffer before each
 VM count and measured 90 minutes after a 30-minute ramp, three times, while a VM's random 4 KiB IOs at
@@ -97,7 +97,15 @@ def cold_cache_hit_ratio(vms: int, configuration: str) -> float:
     has its own fixed point (remembered per process)."""
     if configuration == "all-flash NVMe":
         return 1.0
-    return _cold_cache_hit_ratio(vms, configuration, current_capacity_scale())
+    return _cold_cache_hit_ratio(vms, _same_model(configuration), current_capacity_scale())
+
+
+def _same_model(configuration: str) -> str:
+    """The first configuration whose parameter values are all equal to ``configuration``'s: the same
+    model under another name (the two hybrids, since they share the host time), whose fixed point is
+    then computed once."""
+    values = {k: p.value for k, p in preset.params(configuration).items()}
+    return next(c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values)
 
 
 @functools.lru_cache(maxsize=64)
@@ -122,23 +130,14 @@ def fit() -> tuple[float, dict[str, float]]:
 
     sol = least_squares(resid, x0=[0.5, 300.0], bounds=([0.0, 1.0], [10.0, 1e4]), xtol=1e-12, ftol=1e-12)
     stack = float(sol.x[0])
-    node = {af: float(sol.x[1])}
-    for conf in ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3"):
-        target = published_value(f"vsan-{_TAG[conf]}-iops-vm64")
-        hit = read_hit_ratio(target / 64)  # the protocol's hit ratio at the published rate
-
-        def gap(node_us: float, c: str = conf, t: float = target, h: float = hit) -> float:
-            return simulated_iops(c, 64, node_us, h, stack) / t - 1
-
-        node[conf] = float(brentq(gap, 1.0, 2000.0, xtol=1e-3))
-    return stack, node
+    return stack, dict.fromkeys(preset.CONFIGURATIONS, float(sol.x[1]))  # one vSAN IO path (preset docs)
 
 
 def simulated_iops(configuration: str, vms: int, node_us: float, hit: float, stack_ms: float, seed: int = 1) -> float:
     """IOPS of the preset (quick run, ``seed``) with the given host time per visit (us), read-cache
-    hit ratio and software/network delay (ms): what the hybrid fit solves on. The hybrids' capacity
-    drives reorder their queues (elevator), which the MVA's FCFS drives do not, so the fit is made on
-    the simulation itself."""
+    hit ratio and software/network delay (ms): what the hybrids' cold-cache fixed point solves on. The
+    hybrids' capacity drives reorder their queues (by access time) and take the write log's destage,
+    which the MVA's FCFS drives do not, so the fixed point is found by simulation."""
     topo = preset.vsan(configuration, node_service=node_us, read_cache_resident=hit, stack_delay=stack_ms)
     return float(topo.run(vsan_iometer(vms=vms), seed=seed, **_times(True, vms)).summary()["iops"][0])
 

@@ -13,9 +13,15 @@ reads, Che's approximation), capped by ``read_cache_resident``, the share of the
 since the cache was cleared; misses read the 10K drives. In the study a host holds at most 64 x 7.5 GB
 x 2 copies / 4 hosts = 240 GB, so a warm cache would hit every read; but the study cleared the caches
 before each VM count, and its scenarios set the residency from that protocol
-(:func:`storagelab.studies.vsan.claims.protocol_hit_ratio`). Writes land in the SSD write buffer; the
-test writes less than the 240 GB buffer per host holds, so destaging to the 10K drives is left out (a
-mix that writes more than the buffer holds is shown too fast).
+(:func:`storagelab.studies.vsan.claims.protocol_hit_ratio`). Writes land in the SSD write log
+(:class:`~storagelab.components.write_log.WriteLog`), which destages them to the 10K drives in address
+order. The data not yet destaged are bounded by the log congestion limits, not by the 240 GB buffer:
+the E5 v3 hosts were set to 8 and 12 GB ('lsoLogCongestionLowLimitGB', 'HighLimitGB') 'to improve
+performance', which helps only a log that reaches them. At 64 VMs a host takes about 7 MB/s of
+writes, so its log reaches 8 GB within the 30-minute ramp; the model's log is at that level from the
+start and destages one IO per write it takes, at the addresses the sweep of an 8 GB log finds (a few
+blocks apart on the drive: cheap to a drive that orders by rotation, which SAS drives with tagged
+command queuing do). Above the level the backlog grows; at 12 GB writes are held (congestion).
 In the all-flash configuration writes land on the NVMe buffer and reads come from the S3500
 capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset, an SSD of
 the same family; the S3500's own datasheet was not consulted).
@@ -24,10 +30,14 @@ The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a paramet
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
 devices the same, so the model stripes each host's capacity tier over all its devices.
 
-Two parameters are fitted (:func:`storagelab.studies.vsan.claims.fit`): the software/network delay on
-the all-flash IOPS at 16 and 64 VMs (with the all-flash host time, by exact MVA of this network), and
-each hybrid configuration's per-IO host processing time on its IOPS at 64 VMs (by simulation, at the
-protocol's read hit ratio: the drives' queue reordering is outside the MVA).
+Two parameters are fitted (:func:`storagelab.studies.vsan.claims.fit`), both by exact MVA of this
+network on the all-flash IOPS at 16 and 64 VMs: the software/network delay and the per-IO host
+processing time. The hybrids share both: the E5 v3 hybrid runs on the same hosts and ESXi build as the
+all-flash cluster; the E5 v2 hosts' processors (E5-2690 v2, 3.0 GHz) are clocked higher than the E5
+v3 ones (E5-2699 v3, 2.3 GHz), so their per-IO time is taken as the same, and their earlier ESXi 5.5
+Update 1 build is not modelled. The hybrids' IOPS are therefore predicted. (Fitted on its own IOPS
+at 64 VMs, the E5 v2 hybrid's host time came out several times the E5 v3 one, which the
+processors cannot explain, and kept its host IO path busy.)
 """
 
 from __future__ import annotations
@@ -38,27 +48,29 @@ from storagelab.components.extent import Extent
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WorkingSetReadCache
+from storagelab.components.write_log import WriteLog
 from storagelab.devices import SSD
 from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
 from storagelab.kernel.component import Component
+from storagelab.kernel.disciplines import DISCIPLINES
 from storagelab.provenance import PRESET_UNIT, Param, ParamSet
 from storagelab.topology import Topology
 
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
+#: How the hybrids' 10K drives order their queued commands (parameter ``drive_queueing``).
+DRIVE_QUEUEING = ("elevator", "satf")
 
 #: Fitted values (``storagelab.studies.vsan.claims.fit()`` reproduces them; a test checks it).
 FITTED_STACK_DELAY_MS = 0.4936
-FITTED_NODE_SERVICE_US = {"hybrid Xeon E5 v2": 217.41, "hybrid Xeon E5 v3": 151.32, "all-flash NVMe": 72.74}
+FITTED_HOST_TIME_US = 72.74
+#: The host time per configuration: one vSAN 5.5 IO path, the same on the three (see :func:`params`).
+FITTED_NODE_SERVICE_US = dict.fromkeys(CONFIGURATIONS, FITTED_HOST_TIME_US)
 
 #: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
 FITTED_ON = {
     "stack_delay": ("vsan-af-iops-vm16", "vsan-af-iops-vm64"),
-    "node_service": {
-        "hybrid Xeon E5 v2": ("vsan-hyb-v2-iops-vm64",),
-        "hybrid Xeon E5 v3": ("vsan-hyb-v3-iops-vm64",),
-        "all-flash NVMe": ("vsan-af-iops-vm16", "vsan-af-iops-vm64"),
-    },
+    "node_service": ("vsan-af-iops-vm16", "vsan-af-iops-vm64"),
 }
 
 
@@ -68,10 +80,18 @@ def params(configuration: str) -> dict[str, Param]:
         raise ValueError(
             f"unknown Virtual SAN configuration {configuration!r}; known: {', '.join(CONFIGURATIONS)}"
         )
-    fit_src = ("exact MVA of the model network (storagelab.studies.vsan.claims.fit) on " if configuration ==
-               "all-flash NVMe" else "simulation of the model at the protocol's read hit ratio (storagelab.studies."
-               "vsan.claims.fit) on ")  # fmt: skip
-    node_rows = FITTED_ON["node_service"][configuration]
+    fit_src = {
+        "all-flash NVMe": "exact MVA of the model network (storagelab.studies.vsan.claims.fit) on ",
+        "hybrid Xeon E5 v3": "the all-flash configuration's host time (same Xeon E5 v3 hosts and ESXi 5.5 Update 2 "
+                             "build: the host's IO path does not depend on the devices behind it), by exact MVA "
+                             "(storagelab.studies.vsan.claims.fit) on ",
+        "hybrid Xeon E5 v2": "the all-flash configuration's host time (assumption: the E5-2690 v2 at 3.0 GHz runs "
+                             "vSAN's IO path no slower per IO than the E5-2699 v3 at 2.3 GHz; the earlier ESXi 5.5 "
+                             "Update 1 build is not modelled), by exact MVA (storagelab.studies.vsan.claims.fit) on ",
+    }[configuration]  # fmt: skip
+    node_rows = FITTED_ON["node_service"]
+    log_origin = "document" if configuration == "hybrid Xeon E5 v3" else "assumption"
+    log_note = "" if configuration == "hybrid Xeon E5 v3" else "; stated for the E5 v3 hosts only, taken as the same"
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
         "copies": Param(2, "count", "document", f"{_DOC}: 'Number of Failures to Tolerate: 1' (two copies)",
@@ -102,6 +122,19 @@ def params(configuration: str) -> dict[str, Param]:
             "read_cache_share": Param(0.7, "ratio", "assumption", "share of each cache SSD used as read cache, "
                                       "the rest the write buffer: VMware's split for hybrid disk groups (70/30); "
                                       "not stated in the document", high=1.0),
+            "drive_queueing": Param(1, "count", "assumption", "how the 10K SAS drives order queued commands: 1 = "
+                                    "shortest access time first (seek and rotation: SAS drives with tagged command "
+                                    "queuing reorder by rotational position); 0 = LOOK elevator (seek distance "
+                                    "only), under which the drives could not take the destage (notebook 11)",
+                                    choices=(0, 1)),
+            "drive_queue_depth": Param(32, "count", "assumption", "commands a 10K drive reorders (SAS tagged "
+                                       "command queue), which also bounds the destage IOs in flight; not stated",
+                                       high=256),
+            "log_level": Param(8, "GB", log_origin, f"data the write log holds before destaging keeps pace: "
+                               f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
+                               "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note),
+            "log_high_limit": Param(12, "GB", log_origin, f"log size above which writes are held: {_DOC}: "
+                                    "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note),
             "read_cache_resident": Param(1.0, "ratio", "assumption", "share of the data the read cache and write "
                                          "buffer hold since they were last cleared, the read hit ratio when they "
                                          "can hold it all; 1 = warm. The study's scenarios set it from the test "
@@ -133,15 +166,21 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
         else:
             ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
-            hdds = [
-                Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline="elevator")
-                for i in range(per_host)
-            ]
+            ordering = DRIVE_QUEUEING[int(p["drive_queueing"].value)]
+            depth = int(p["drive_queue_depth"].value)
+            hdds = []  # each drive a fresh device: its head and platter are its own
+            for i in range(per_host):
+                order = DISCIPLINES[ordering](depth=depth)
+                hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
             reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
                                         resident_share=float(p["read_cache_resident"].value))  # fmt: skip
-            tier = ReadWriteSplit(f"host {h} tiers", reads, ssd)
+            level = int(p["log_level"].si)
+            log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level,
+                           backlog_bytes=int(p["log_high_limit"].si) - level,
+                           max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
+            tier = ReadWriteSplit(f"host {h} tiers", reads, log)
         cpu = Station(f"host {h} vSAN IO path", Exponential(p["node_service"].si), servers=1)
         nodes.append(Path(f"host {h}", [cpu, tier]))
     copies = int(p["copies"].value)
