@@ -18,10 +18,21 @@ fitted, predicted or derived, informative or insensitive).
 Pipeline: :mod:`storagelab.charts` (Altair charts and notebook display) and :mod:`storagelab.pipeline`.
 """
 
+import importlib
 from importlib.metadata import PackageNotFoundError, version
 
-from storagelab import charts, curves, datasets, devices, kernel, raid, theory, units, workloads
+from storagelab import datasets, devices, kernel, raid, theory, units, workloads
 from storagelab.simulation import simulate
+
+#: Submodules loaded on first use: they pull in Altair, whose import takes seconds, and a simulation or a
+#: calibration worker needs neither.
+_LAZY = ("charts", "curves")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return importlib.import_module(f"storagelab.{name}")
+    raise AttributeError(f"module 'storagelab' has no attribute {name!r}")
 
 try:
     __version__ = version("storagelab")
