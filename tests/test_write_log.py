@@ -3,8 +3,6 @@ on it: before it, a hybrid's writes stayed in the SSD and its 10K drives took no
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import polars as pl
 import pytest
@@ -125,8 +123,8 @@ def test_bad_settings_are_refused():
 
 def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
     """The hybrid's 10K drives reorder by access time (SATF) and, with the write log, take a write
-    per VM write; the elevator the preset used before cannot absorb that (it is refused by nothing,
-    but is slower: fewer IOPS at the same host time)."""
+    per VM write; with the elevator the preset used before, which ignores rotation, the drives absorb
+    the destage far more slowly, so the cluster runs fewer IOPS at the same host time."""
     from storagelab.studies.vsan import claims
     from storagelab.workloads.applications import vsan_iometer
 
@@ -149,7 +147,6 @@ def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
         util = c.filter(pl.col("component").str.contains(" 10K ") & (pl.col("statistic") == "utilisation"))
         assert util["value"].mean() > 0.85, ordering  # misses and destage keep the drives busy
     assert iops[1] > 1.2 * iops[0]
-    assert not math.isnan(iops[1])
 
 
 def test_vsan_hybrids_share_the_all_flash_host_time_so_their_iops_are_predicted():
