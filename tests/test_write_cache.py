@@ -6,37 +6,19 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from backends import Recorder, stats_of
 from simpy.events import Event
 
 from storagelab import raid
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, OpenSource, Station
-from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.component import Component
 from storagelab.kernel.io import IORequest
 from storagelab.simulation import simulate
 from storagelab.workloads import AccessSpec
 
 KiB, MiB = 1024, 1024**2
-
-
-class Recorder(Component):
-    """A back end that completes every IO after ``service`` seconds (any number at once) and records
-    (time, is_read, address, size) of what it receives."""
-
-    def __init__(self, name: str, service: float = 1e-3) -> None:
-        super().__init__(name)
-        self.service = service
-        self.log: list[tuple[float, bool, int, int]] = []
-
-    def submit(self, io: IORequest) -> Event:
-        self.log.append((self.env.now, io.is_read, io.address, io.size))
-        return completion_in(self.env, self.service, io)
-
-
-def stats_of(result, component: str) -> dict[str, float]:
-    rows = result.components().filter(component=component)
-    return dict(zip(rows["statistic"], rows["value"], strict=True))
 
 
 def pool(capacity: int = 64 * 16 * KiB, **kw) -> WriteCachePool:

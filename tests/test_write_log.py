@@ -6,34 +6,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from simpy.events import Event
+from backends import Recorder, stats_of
 
 from storagelab.components.write_log import WriteLog, sweep_density
 from storagelab.kernel import Deterministic, FixedSampler, OpenSource, Station
-from storagelab.kernel.component import Component, completion_in
-from storagelab.kernel.io import IORequest
 from storagelab.simulation import simulate
 
 KiB, GB = 1024, 10**9
-
-
-class Recorder(Component):
-    """A back end that completes every IO after ``service`` seconds (any number at once) and records
-    (time, is_read, address, size) of what it receives."""
-
-    def __init__(self, name: str, service: float = 1e-3) -> None:
-        super().__init__(name)
-        self.service = service
-        self.log: list[tuple[float, bool, int, int]] = []
-
-    def submit(self, io: IORequest) -> Event:
-        self.log.append((self.env.now, io.is_read, io.address, io.size))
-        return completion_in(self.env, self.service, io)
-
-
-def stats_of(result, component: str) -> dict[str, float]:
-    rows = result.components().filter(component=component)
-    return dict(zip(rows["statistic"], rows["value"], strict=True))
 
 
 def test_sweep_density_is_the_dirty_share_ahead_of_a_steady_circular_sweep():

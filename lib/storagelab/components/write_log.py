@@ -127,7 +127,6 @@ class WriteLog(Component):
         if self._held or not self._room_for(io.size):
             self.held += 1
             self._held.append((io, done))  # congestion: admitted when the destage has drained room
-            self._kick()
             return
         self._admit(io)
         done.succeed(io)

@@ -143,11 +143,6 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
     return pl.concat(frames).select("configuration", *corners.COLUMNS)
 
 
-#: Commands a drive reorders (SAS tagged command queuing) when the write buffer destages to it: an
-#: assumption, as for the DS5020's drives.
-DESTAGE_QUEUE_DEPTH = 32
-
-
 def destage_requirement(
     vms: int = 64, *, seed: int = 1, duration: float = 4.0, disciplines: tuple[str, ...] = ("elevator", "satf")
 ) -> pl.DataFrame:
@@ -157,7 +152,7 @@ def destage_requirement(
     ``elevator``, seek distance only, and ``satf``, rotational position ordering, the preset's):
     the published IOPS, the writes per second each capacity drive would take if every 4 KiB VM write
     were destaged on its own (IOPS x write share x copies / hosts / drives per host), and what the
-    model's 10K drive sustains for 4 KiB random writes with :data:`DESTAGE_QUEUE_DEPTH` commands queued
+    model's 10K drive sustains for 4 KiB random writes with the preset's ``drive_queue_depth`` commands queued
     over its share of the data (VMs x 7.5 GB x copies / hosts / drives). ``sustain_ratio`` < 1:
     block-by-block destaging could not keep up."""
     from storagelab.kernel import ClosedSource, Station
@@ -179,7 +174,7 @@ def destage_requirement(
                           align=4096)  # fmt: skip
         for discipline in disciplines:
             drive = Station("10K drive", p.device("capacity_device"), discipline=discipline)
-            src = ClosedSource("destage", drive, spec, workers=DESTAGE_QUEUE_DEPTH, span=span)
+            src = ClosedSource("destage", drive, spec, workers=int(p["drive_queue_depth"].value), span=span)
             res = simulate(drive, [src], duration=duration, warmup=1.0, seed=seed, progress=False)
             sustained = float(res.summary()["iops"][0])
             rows.append({"configuration": conf, "ordering": discipline, "published_iops": iops,
