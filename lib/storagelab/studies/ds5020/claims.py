@@ -49,8 +49,7 @@ def scenarios() -> list[Scenario]:
             _point(f"ds5020-t2-iops-t{k}", f"Jetstress IOPS, {k} tile(s) (Table 2)",
                    note="the four-tile run is Figure 16's, which the thread think time is fitted on" if k == 4 else ""),
             _point(f"ds5020-t2-latency-t{k}", f"Jetstress DB read latency, {k} tile(s) (Table 2)",
-                   note="the model's destages fill the drives' queues, so reads wait and writes never do (Figure 16: "
-                   "writes 15 ms)"),
+                   note="threads wait for their reads; ESE writes the pages they dirty in the background"),
         ]  # fmt: skip
         if k == 4:
             pts += [
