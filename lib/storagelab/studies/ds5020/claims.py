@@ -60,7 +60,7 @@ def scenarios() -> list[Scenario]:
                     ("web-iops", "Iometer web server IOPS", ""),
                     ("scan-mbps", "256 KB scan MB/s", "one read at a time: a read at a segment's start is read with "
                                                          "the rest of the segment (read-ahead) and the next read hits; "
-                                                         "no host-side time per IO in the model"),
+                                                         "each read also spends the host's time per IO (Figure 16)"),
                 )
             ]
             pts += [
