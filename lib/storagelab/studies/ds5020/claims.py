@@ -162,7 +162,7 @@ def scenarios() -> list[Scenario]:
 
     out.append(Scenario(STUDY, "characterization, 8 and 4 paths", (
         _point("ds5020-char-throughput", "1 MB sequential reads, 8 LUNs of 4 drives (GB/s)",
-               note="no fitted parameter; each LUN's four Iometer workers read the same blocks, so three reads "
+               note="no parameter fitted on it; each LUN's four Iometer workers read the same blocks, so three reads "
                     "in four find them in (or on their way into) the controller's cache and the host paths bind "
                     "(8 x 800 MB/s)"),
         _point("ds5020-char-cache-share", "share of the characterization's reads served from the controller "
