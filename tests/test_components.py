@@ -912,3 +912,42 @@ def test_read_ahead_setting_is_checked():
         ReadCache("c", Station("d", Deterministic(1e-3)), capacity_bytes=2**20, block_bytes=4096, read_ahead_to=5000)
     with pytest.raises(ValueError, match="streams must be >= 1"):
         ReadCache("c", Station("d", Deterministic(1e-3)), capacity_bytes=2**20, read_ahead_to=8192, streams=0)
+
+
+class _SlowWrites(Component):
+    """A back end that completes reads in 1 ms and writes in 50 ms, any number at once."""
+
+    def submit(self, io):
+        return completion_in(self.env, 1e-3 if io.is_read else 50e-3, io)
+
+
+@pytest.mark.parametrize("outstanding", [1, 4])
+def test_async_writes_hold_no_worker_so_slow_writes_do_not_slow_the_reads(outstanding):
+    def run(async_writes: bool):
+        target = _SlowWrites("slow writes")
+        src = ClosedSource(
+            "db", target, FixedSampler(size=8192, read_pct=60, span=2**30), workers=2, outstanding=outstanding,
+            async_writes=async_writes,
+        )  # fmt: skip
+        src.split_ops = True
+        res = simulate(target, [src], duration=2.0, warmup=0.5, seed=3, progress=False)
+        s = res.summary()
+        return {c: (iops, ms) for c, iops, ms in s.select("class", "iops", "mean_ms").iter_rows()}, src
+
+    slots = 2 * outstanding
+    waiting, _ = run(False)
+    # each slot waits for every IO: a cycle of 0.6 x 1 ms + 0.4 x 50 ms
+    assert waiting["db read"][0] + waiting["db write"][0] == pytest.approx(slots / 20.6e-3, rel=0.1)
+    detached, src = run(True)
+    reads, writes = detached["db read"][0], detached["db write"][0]
+    assert reads == pytest.approx(slots / 1e-3, rel=0.02)  # each slot waits for its reads only
+    assert writes / reads == pytest.approx(0.4 / 0.6, rel=0.05)  # the sampler's read share is kept
+    assert detached["db write"][1] == pytest.approx(50.0)  # the writes' own latency is recorded
+    law = src.littles_law()  # writes in flight count in the system: L = lambda W over both
+    assert law["mean_in_system"] == pytest.approx(reads * 1e-3 + writes * 50e-3, rel=0.03)
+
+
+def test_async_writes_refuse_a_source_with_nothing_to_wait_for():
+    target = _SlowWrites("slow writes")
+    with pytest.raises(ValueError, match="async_writes needs reads"):
+        ClosedSource("w", target, small_writes(0.0), async_writes=True)

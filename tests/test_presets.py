@@ -108,7 +108,10 @@ def test_ds5020_write_cache_is_the_documented_controller_cache():
     p = topo.params
     for key in ("data_cache", "cache_mirroring", "start_flush", "stop_flush", "flush_age", "cache_block"):
         assert p[key].origin == "document" and "Figure 20" in p[key].source
-    # each volume: host port, controller, read cache, and behind the read cache the write cache
+    # each volume: host IO stack, host port, controller, read cache, and behind the read cache the write cache
+    assert {tuple(type(s).__name__ for s in v.stages) for v in topo.volumes.values()} == {
+        ("Delay", "Link", "Link", "ReadCache")
+    }
     reads = [v.stages[-1] for v in topo.volumes.values()]
     assert all(isinstance(r, ReadCache) for r in reads)
     # the read caches share what each controller holds of its own data (half of 1,709 MB) evenly over the
@@ -126,25 +129,50 @@ def test_ds5020_write_cache_is_the_documented_controller_cache():
     assert db.max_destage == 8 * 32 // 2  # eight RAID-10 drives' 32-command queues, two writes per destage
 
 
+def test_ds5020_host_time_per_io_is_figure_16s_guest_log_write_less_the_arrays_part():
+    """Figure 16: the guest saw the Exchange log's cached 5,632-byte writes take 0.4 ms. The model's array
+    acknowledges one, unloaded, in 5,632 B / 800 MB/s + 25 us + 5,632 B / 4 GB/s + 100 us = 0.133 ms, so
+    the host's storage stack (guest, raw device mapping, HBA) takes the other 0.267 ms of every IO. A
+    lone log writer sees the guest's 0.4 ms; with the host time set to 0 it sees the array's 0.133 ms."""
+    from storagelab.calibration.claims import published_value
+    from storagelab.studies.ds5020 import preset
+    from storagelab.studies.ds5020.workloads import tile_workload
+
+    p = ds5020().params
+    host = p["host_io_time"]
+    assert host.origin == "fit" and host.fitted_on == ("ds5020-f16-log-log-write-lat",)
+    assert published_value("ds5020-f16-log-log-write-lat") == preset.GUEST_LOG_WRITE_S
+    assert preset.array_write_hit_time(p, 5632) == pytest.approx(5632 / 800e6 + 25e-6 + 5632 / 4e9 + 100e-6)
+    assert host.value == pytest.approx(1e3 * preset.fit_host_io_time(p), abs=5e-4)
+    log = next(s for s in tile_workload(1).streams if s.name == "jetstress 1 log")
+    lone = type(tile_workload(1))("log alone", (log,), {})
+    mean = {}
+    for t in ("0.267 ms", "0 ms"):
+        res = ds5020(tiles=1, host_io_time=t).run(lone, seed=1, duration=2.0, warmup=0.5)
+        mean[t] = res.summary()["mean_ms"][0]
+    assert mean["0.267 ms"] == pytest.approx(0.4, abs=0.01)
+    assert mean["0 ms"] == pytest.approx(1e3 * preset.array_write_hit_time(p, 5632), abs=0.01)
+
+
 def test_ds5020_volumes_are_owned_as_figure_20_lists_them():
     """Figure 20: controller A prefers BK_01, BK_04, JS_01, JS_03, JS_2L, JS_4L, OR_02, OR_04, OS_01,
     OS_03, WB_02, WB_03; B the other twelve. Each volume goes through its owner's controller stage, its
     write cache pool and one of its owner's four host ports (three volumes per port)."""
     topo = ds5020()
-    owner = {name: path.stages[1].name for name, path in topo.volumes.items()}
+    owner = {name: path.stages[2].name for name, path in topo.volumes.items()}
     a = {"scan-1", "scan-4", "exchange-db-1", "exchange-db-3", "exchange-log-2", "exchange-log-4",
          "oracle-2", "oracle-4", "os-1", "os-3", "web-2", "web-3"}  # fmt: skip
     assert {v for v, c in owner.items() if c == "controller A"} == a
     assert {v for v, c in owner.items() if c == "controller B"} == set(topo.volumes) - a
     ports: dict[str, set[str]] = {}
     for name, path in topo.volumes.items():
-        ports.setdefault(owner[name], set()).add(path.stages[0].name)
-        assert path.stages[2].backend.pool.name == f"{owner[name]} write cache"  # behind the read cache
+        ports.setdefault(owner[name], set()).add(path.stages[1].name)
+        assert path.stages[3].backend.pool.name == f"{owner[name]} write cache"  # behind the read cache
     assert ports["controller A"].isdisjoint(ports["controller B"])
     assert len(ports["controller A"]) == len(ports["controller B"]) == 4
     per_port: dict[str, int] = {}
     for path in topo.volumes.values():
-        per_port[path.stages[0].name] = per_port.get(path.stages[0].name, 0) + 1
+        per_port[path.stages[1].name] = per_port.get(path.stages[1].name, 0) + 1
     assert set(per_port.values()) == {3}
 
 

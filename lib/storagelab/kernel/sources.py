@@ -291,7 +291,13 @@ class ClosedSource(Source):
     """Closed loop: ``workers`` workers each keep ``outstanding`` IOs in flight (IOmeter's queue depth;
     by default the access specification's ``queue_depth``, else 1),
     waiting ``think`` seconds (a number or distribution) after each completion before the next IO.
-    A distribution with ``per_worker = True`` (e.g. Iometer bursts) keeps its state per worker slot."""
+    A distribution with ``per_worker = True`` (e.g. Iometer bursts) keeps its state per worker slot.
+
+    With ``async_writes`` a worker waits for its reads only: each write it draws is submitted without
+    holding the worker (its latency is still recorded) and the worker draws again until it draws a
+    read, which it waits for. This is how a database engine writes: its threads wait for the pages they
+    read, while the pages they dirty are written back later by the engine (Exchange's ESE flushes dirty
+    pages from its cache in the background). The writes per read keep the sampler's read share."""
 
     def __init__(
         self,
@@ -304,8 +310,14 @@ class ClosedSource(Source):
         cls: str | None = None,
         span: int | None = None,
         locality: object = None,
+        async_writes: bool = False,
     ) -> None:
         super().__init__(name, target, sampler, cls, span, locality)
+        if async_writes and getattr(sampler, "read_pct", None) == 0:
+            raise ValueError(f"closed source {name!r}: async_writes needs reads to wait for, but read_pct is 0")
+        if async_writes and getattr(think, "per_worker", False):
+            raise ValueError(f"closed source {name!r}: async_writes does not combine with a per-worker think pattern")
+        self.async_writes = bool(async_writes)
         if outstanding is None:  # an access specification carries its queue depth
             outstanding = int(getattr(sampler, "queue_depth", 1))
         if not isinstance(workers, int) or workers < 1 or not isinstance(outstanding, int) or outstanding < 1:
@@ -331,11 +343,32 @@ class ClosedSource(Source):
             self._think = lambda: think
         else:
             self._think = None
+        if self.async_writes:
+            self._issue = self._issue_read_after_writes  # the worker waits for reads only
         for k in range(slots):
             if self._slot_think is None:
                 self._issue()
             else:
                 self._issue_slot(k)
+
+    def _issue_read_after_writes(self, io: IORequest | None = None) -> None:
+        """Draw IOs until a read: submit each write drawn on the way without holding the worker, then
+        the read, whose completion frees the worker (``async_writes``)."""
+        io = io or self._next_io()
+        while not io.is_read:
+            now = self.env._now
+            self._area += self.in_system * (now - self._last)
+            self._last = now
+            self.in_system += 1
+            self.submitted += 1
+            self.issued_total += 1
+            self.target.submit(io).callbacks.append(self._write_done)
+            io = self._next_io()
+        Source._issue(self, io)
+
+    def _write_done(self, ev: Event) -> None:
+        """An asynchronous write's completion: recorded and counted, no next IO."""
+        Source._completed(self, ev)
 
     def _issue_slot(self, k: int) -> None:
         """Issue the next IO of slot ``k`` (think patterns with per-worker state)."""

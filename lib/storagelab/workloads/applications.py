@@ -135,7 +135,9 @@ class Stream:
     seconds, a number or a distribution, after each completion); open loop at ``rate`` IO/s otherwise,
     modulated by ``schedule`` (a :class:`PhaseSchedule` whose multipliers scale ``rate``).
     ``name`` names the source and the class of its IOs in results; with ``split_ops`` reads and writes
-    are recorded as two classes, ``"<name> read"`` and ``"<name> write"``.
+    are recorded as two classes, ``"<name> read"`` and ``"<name> write"``. With ``async_writes`` (closed
+    loop only) the workers wait for their reads only and submit their writes without waiting
+    (:class:`~storagelab.kernel.sources.ClosedSource`).
     """
 
     name: str
@@ -149,6 +151,7 @@ class Stream:
     schedule: PhaseSchedule | None = None
     locality: Locality | None = None
     split_ops: bool = False
+    async_writes: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not self.volume:
@@ -162,6 +165,8 @@ class Stream:
             )
         if open_ and not self.rate > 0:
             raise ValueError(f"stream {self.name!r}: rate must be > 0 IO/s, got {self.rate}")
+        if open_ and self.async_writes:
+            raise ValueError(f"stream {self.name!r}: async_writes applies to a closed loop (workers), not a rate")
 
     @property
     def closed(self) -> bool:
@@ -186,7 +191,7 @@ class Stream:
         if self.closed:
             return ClosedSource(
                 self.name, target, self.spec, workers=self.workers, outstanding=self.outstanding,
-                think=self.think, span=self.span, locality=self.locality,
+                think=self.think, span=self.span, locality=self.locality, async_writes=self.async_writes,
             )  # fmt: skip
         sched = self.schedule
         return OpenSource(
@@ -287,8 +292,7 @@ EXCHANGE_2007_PAGE = 8 * 1024
 #: Dataset rows the Jetstress thread think time is computed from (Figure 16, the four-tile run's first
 #: instance: its latency is Table 2's four-tile latency, so those points count as fitted too).
 _JETSTRESS_FITTED_ON = (
-    "ds5020-f16-db-reads", "ds5020-f16-db-writes", "ds5020-f16-db-read-lat", "ds5020-f16-db-write-lat",
-    "ds5020-t2-latency-t4", "ds5020-t2-iops-t4",
+    "ds5020-f16-db-reads", "ds5020-f16-db-read-lat", "ds5020-t2-latency-t4", "ds5020-t2-iops-t4",
 )  # fmt: skip
 
 
@@ -303,19 +307,26 @@ def jetstress(
     db_span: int = 1_089 * 10**9,
     log_span: int = 557 * 10**9,
 ) -> ApplicationWorkload:
-    """Microsoft Jetstress as run on the DS5020: ``threads`` database threads (closed loop, one IO each)
-    issuing 8 KiB random page reads and writes in the measured read share, and sequential log writes
-    at the measured log/database ratio of the target rate ``mailboxes x iops_per_mailbox``.
+    """Microsoft Jetstress as run on the DS5020: ``threads`` database threads (closed loop) reading
+    8 KiB random database pages, the database writes in the measured read share, and sequential log
+    writes at the measured log/database ratio of the target rate ``mailboxes x iops_per_mailbox``.
+
+    The database writes are asynchronous: a thread waits for the pages it reads, while the pages its
+    transactions dirty are written back by ESE from its database cache in the background (Figure 16's
+    log: 'Database flush thresholds: (start: 2.6 MB, stop: 5.1 MB)'; Jetstress's pass criteria bound
+    the database reads' latency and the log writes', not the database writes'). So a thread waits for
+    its reads only, and the writes follow at Figure 16's 0.765 per read
+    (:class:`~storagelab.kernel.sources.ClosedSource` with ``async_writes``).
 
     The target (2,280 x 0.5 = 1,140 IOPS per instance) is what Jetstress aims at; the database IOPS a
-    storage system achieves come from the closed loop. A thread spends time outside its database IO
-    (transaction processing, log commits, ESE's batching): by Little's law on Figure 16, 32 threads
-    achieving 1,112 IOPS at a mean 16.1 ms per IO spend 12.6 ms per IO outside the storage, the
-    ``think`` time of each thread (a fit on Figure 16, the four-tile run's first instance).
+    storage system achieves come from the closed loop. A thread spends time outside its reads
+    (transaction processing, log commits): by Little's law on Figure 16, 32 threads reading 630.229
+    pages/s at 17 ms each spend 33.8 ms per read outside the storage, the ``think`` time of each thread
+    (a fit on Figure 16, the four-tile run's first instance).
     """
     db_reads, db_writes, log_writes = 630.229, 481.876, 252.745
-    read_lat, write_lat = 17e-3, 15e-3  # Figure 16: Avg. Disk sec/Read and sec/Write of the database
-    think = threads / (db_reads + db_writes) - (db_reads * read_lat + db_writes * write_lat) / (db_reads + db_writes)
+    read_lat = 17e-3  # Figure 16: Avg. Disk sec/Read of the database
+    think = threads / db_reads - read_lat
     read_pct = 100 * db_reads / (db_reads + db_writes)
     log_per_db_io = log_writes / (db_reads + db_writes)
     target = mailboxes * iops_per_mailbox
@@ -339,12 +350,13 @@ def jetstress(
         "db_io_size": Param(8, "KiB", "assumption", "Exchange 2007 database page (ESE 08.01.0240 in Figure 16) "
                             "is 8 KiB; the report does not state the IO size"),
         "thread_think": Param(round(think * 1e3, 3), "ms", "fit", f"{fig16}, by Little's law: 32 threads / "
-                              "1,112.1 DB IOPS minus the mean DB IO latency (17 ms reads, 15 ms writes, weighted "
-                              "by 630.229 and 481.876 IO/s): time a thread spends per IO outside the storage",
+                              "630.229 DB reads/s minus the 17 ms DB read latency: time a thread spends per read "
+                              "outside the storage (the database writes are asynchronous and hold no thread)",
                               fitted_on=_JETSTRESS_FITTED_ON),
     }  # fmt: skip
     streams = (
-        Stream(f"{name} db", db_volume, db, db_span, workers=threads, outstanding=1, think=think, split_ops=True),
+        Stream(f"{name} db", db_volume, db, db_span, workers=threads, outstanding=1, think=think, split_ops=True,
+               async_writes=True),
         Stream(f"{name} log", log_volume, log, log_span, rate=target * log_per_db_io),
     )
     return ApplicationWorkload(name, streams, params, "database IOPS come from the closed loop of threads")

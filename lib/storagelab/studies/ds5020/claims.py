@@ -49,8 +49,7 @@ def scenarios() -> list[Scenario]:
             _point(f"ds5020-t2-iops-t{k}", f"Jetstress IOPS, {k} tile(s) (Table 2)",
                    note="the four-tile run is Figure 16's, which the thread think time is fitted on" if k == 4 else ""),
             _point(f"ds5020-t2-latency-t{k}", f"Jetstress DB read latency, {k} tile(s) (Table 2)",
-                   note="the model's destages fill the drives' queues, so reads wait and writes never do (Figure 16: "
-                   "writes 15 ms)"),
+                   note="threads wait for their reads; ESE writes the pages they dirty in the background"),
         ]  # fmt: skip
         if k == 4:
             pts += [
@@ -61,7 +60,7 @@ def scenarios() -> list[Scenario]:
                     ("web-iops", "Iometer web server IOPS", ""),
                     ("scan-mbps", "256 KB scan MB/s", "one read at a time: a read at a segment's start is read with "
                                                          "the rest of the segment (read-ahead) and the next read hits; "
-                                                         "no host-side time per IO in the model"),
+                                                         "each read also spends the host's time per IO (Figure 16)"),
                 )
             ]
             pts += [
@@ -163,7 +162,7 @@ def scenarios() -> list[Scenario]:
 
     out.append(Scenario(STUDY, "characterization, 8 and 4 paths", (
         _point("ds5020-char-throughput", "1 MB sequential reads, 8 LUNs of 4 drives (GB/s)",
-               note="no fitted parameter; each LUN's four Iometer workers read the same blocks, so three reads "
+               note="no parameter fitted on it; each LUN's four Iometer workers read the same blocks, so three reads "
                     "in four find them in (or on their way into) the controller's cache and the host paths bind "
                     "(8 x 800 MB/s)"),
         _point("ds5020-char-cache-share", "share of the characterization's reads served from the controller "
