@@ -137,6 +137,7 @@ def test_ds5020_host_time_per_io_is_figure_16s_guest_log_write_less_the_arrays_p
     from storagelab.calibration.claims import published_value
     from storagelab.studies.ds5020 import preset
     from storagelab.studies.ds5020.workloads import tile_workload
+    from storagelab.workloads.applications import ApplicationWorkload
 
     p = ds5020().params
     host = p["host_io_time"]
@@ -145,7 +146,7 @@ def test_ds5020_host_time_per_io_is_figure_16s_guest_log_write_less_the_arrays_p
     assert preset.array_write_hit_time(p, 5632) == pytest.approx(5632 / 800e6 + 25e-6 + 5632 / 4e9 + 100e-6)
     assert host.value == pytest.approx(1e3 * preset.fit_host_io_time(p), abs=5e-4)
     log = next(s for s in tile_workload(1).streams if s.name == "jetstress 1 log")
-    lone = type(tile_workload(1))("log alone", (log,), {})
+    lone = ApplicationWorkload("log alone", (log,), {})
     mean = {}
     for t in ("0.267 ms", "0 ms"):
         res = ds5020(tiles=1, host_io_time=t).run(lone, seed=1, duration=2.0, warmup=0.5)

@@ -354,7 +354,8 @@ class ClosedSource(Source):
     def _issue_read_after_writes(self, io: IORequest | None = None) -> None:
         """Draw IOs until a read: submit each write drawn on the way without holding the worker, then
         the read, whose completion frees the worker (``async_writes``)."""
-        io = io or self._next_io()
+        if io is None:
+            io = self._next_io()
         while not io.is_read:
             now = self.env._now
             self._area += self.in_system * (now - self._last)
