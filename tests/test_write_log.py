@@ -128,9 +128,9 @@ def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
     assert iops[1] > 1.2 * iops[0]
 
 
-def test_vsan_hybrids_share_the_all_flash_host_time_so_their_iops_are_predicted():
+def test_vsan_hybrids_share_the_all_flash_host_time_so_it_is_fitted_on_no_hybrid_point():
     """The three configurations run one vSAN 5.5 IO path: one host time, fitted on the all-flash IOPS,
-    so neither hybrid's IOPS at 64 VMs is a point it was fitted on."""
+    so neither hybrid's IOPS at 64 VMs is a point the host time was fitted on."""
     from storagelab.studies.vsan import preset
 
     af = preset.params("all-flash NVMe")["node_service"]
@@ -150,3 +150,19 @@ def test_the_hybrids_are_one_model_so_their_cold_cache_fixed_point_is_computed_o
     assert v2 == v3
     assert claims._cold_cache_hit_ratio.cache_info().misses == 1
     assert claims._same_model("all-flash NVMe") == "all-flash NVMe"
+
+
+def test_the_hybrids_iops_at_64_vms_count_as_fitted_because_their_hit_ratio_is_computed_from_them():
+    """At 64 VMs the protocol's hit ratio is read_hit_ratio(published IOPS / 64): the published IOPS are an
+    input there, so the calibration counts those two points as fitted; at 4 VMs (no published rate) the
+    hit ratio is the model's own fixed point and nothing is fitted on the study's hybrid points."""
+    from storagelab import calibration
+    from storagelab.calibration.claims import published_value
+    from storagelab.studies.vsan import claims
+
+    fitted = calibration.fitted_points("vsan")
+    for tag, conf in (("hyb-v2", "hybrid Xeon E5 v2"), ("hyb-v3", "hybrid Xeon E5 v3")):
+        row = f"vsan-{tag}-iops-vm64"
+        assert claims.protocol_hit_ratio(conf, 64) == claims.read_hit_ratio(published_value(row) / 64)
+        assert row in fitted
+        assert not any(r.startswith(f"vsan-{tag}") and not r.endswith("-iops-vm64") for r in fitted), tag
