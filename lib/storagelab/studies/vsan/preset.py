@@ -37,8 +37,9 @@ all-flash cluster; the E5 v2 hosts' processors (E5-2690 v2, 3.0 GHz) are clocked
 v3 ones (E5-2699 v3, 2.3 GHz), so their per-IO time is taken as the same, and their earlier ESXi 5.5
 Update 1 build is not modelled. No host time is fitted on the hybrids' IOPS; their IOPS at 64 VMs
 still count as fitted, because the study's protocol sets their read hit ratio there from those IOPS
-(:func:`storagelab.studies.vsan.claims.fitted_on`). (Fitted on its own IOPS at 64 VMs, the E5 v2 hybrid's host time came out several times the E5 v3 one, which the
-processors cannot explain, and kept its host IO path busy.)
+(:func:`storagelab.studies.vsan.claims.fitted_on`). (Fitted on its own IOPS at 64 VMs, the E5 v2
+hybrid's host time came out several times the E5 v3 one, which the processors cannot explain, and kept
+its host IO path busy.)
 """
 
 from __future__ import annotations
