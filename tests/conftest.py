@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from storagelab import datasets
 from storagelab.pipeline.layout import ProjectLayout
+from storagelab.published import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The source documents live outside the project (../shared/seeds); tests that need them skip without.

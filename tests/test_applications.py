@@ -12,11 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from storagelab import datasets, provenance
+from storagelab import provenance
 from storagelab.kernel import Exponential, Station
 from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.simulation import simulate
 from storagelab.kernel.sources import ClosedSource, OpenSource
-from storagelab.simulation import simulate
+from storagelab.published import datasets
 from storagelab.workloads import IOMETER_WEB_SERVER, AccessSpec
 from storagelab.workloads.applications import (
     ApplicationWorkload,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storagelab import benchmark
+from storagelab.verify import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,11 +12,13 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from storagelab import calibration
+import storagelab.studies.calibration
+from storagelab import calibration, studies
+from storagelab.architectures.parameters import ParamSet
 from storagelab.calibration import CalibrationResult, Point, Scenario, run_scenarios
 from storagelab.calibration.claims import published_value
 from storagelab.cli import app
-from storagelab.provenance import Param, ParamSet
+from storagelab.provenance import Param
 from storagelab.studies.vsan import preset as vsan_preset
 
 runner = CliRunner()
@@ -25,11 +27,11 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def vsan_result() -> CalibrationResult:
     """The one real calibration of this file: vsan, quick, two replications, one per perturbed run."""
-    return calibration.calibrate("vsan", quick=True, replications=2, perturbed_replications=1, seed=1)
+    return studies.calibrate("vsan", quick=True, replications=2, perturbed_replications=1, seed=1)
 
 
 def _scenario_points(study: str) -> set[str]:
-    return {p.key for sc in calibration.scenarios(study) for p in sc.points}
+    return {p.key for sc in studies.scenarios(study) for p in sc.points}
 
 
 def _capacity(value: float = 1000.0) -> float:
@@ -75,7 +77,7 @@ def test_per_tile_rows_and_their_total_are_one_claim():
 
 
 def test_the_real_tables_count_each_claim_once():
-    keys = [(p.study, p.claim_id) for sc in calibration.scenarios() for p in sc.points]
+    keys = [(p.study, p.claim_id) for sc in studies.scenarios() for p in sc.points]
     claims = set(keys)
     assert len(claims) < len(keys)
     # the nine XtremIO checks of one sentence are one claim
@@ -206,7 +208,7 @@ def test_vsan_table_has_every_point_and_the_claim_columns(vsan_result):
     for col in ("claim", "role", "sensitive", "pass"):
         assert t[col].null_count() == 0, col
     assert set(t["role"]) <= {"fitted", "predicted", "derived"}
-    fitted = calibration.fitted_points("vsan")
+    fitted = studies.fitted_points("vsan")
     assert set(t.filter(pl.col("role") == "fitted")["point"]) == fitted
 
 
@@ -217,7 +219,7 @@ def test_the_simulation_reproduces_its_fitted_points(vsan_result):
 
 
 def test_a_scenario_is_deterministic_given_its_seed():
-    sc = calibration.scenarios("vsan")[0]
+    sc = studies.scenarios("vsan")[0]
     first, second = sc.run(7, True), sc.run(7, True)
     assert first.keys() == {p.key for p in sc.points}
     assert first == second
@@ -226,7 +228,7 @@ def test_a_scenario_is_deterministic_given_its_seed():
 def test_replications_on_worker_processes_give_the_same_table():
     """Parallel replications (a local Dask cluster of two processes) are scored exactly as serial ones:
     each replication is seeded, and results are put back in seed order."""
-    scs = calibration.scenarios("vsan")[:2]
+    scs = studies.scenarios("vsan")[:2]
     kw = {"replications": 2, "perturbed_replications": 1, "quick": True}
     serial = run_scenarios(scs, set(), workers=1, **kw)
     lines: list[str] = []
@@ -237,32 +239,32 @@ def test_replications_on_worker_processes_give_the_same_table():
 
 def test_workers_must_be_positive():
     with pytest.raises(ValueError, match="workers must be an integer >= 1"):
-        run_scenarios(calibration.scenarios("vsan")[:1], set(), replications=2, workers=0)
+        run_scenarios(studies.scenarios("vsan")[:1], set(), replications=2, workers=0)
 
 
 def test_unknown_study_is_refused():
     with pytest.raises(ValueError, match="vsan"):
-        calibration.scenarios("xtremio")
+        studies.scenarios("xtremio")
     with pytest.raises(ValueError, match="replications"):
-        calibration.calibrate("vsan", replications=1)
+        studies.calibrate("vsan", replications=1)
 
 
 # -- what the presets were fitted on ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("study", calibration.study_ids())
+@pytest.mark.parametrize("study", studies.study_ids())
 def test_fitted_points_are_dataset_rows_and_fewer_than_predictions(study, published):
     rows = set(published["row_id"])
-    fitted = calibration.fitted_points(study)
+    fitted = studies.fitted_points(study)
     assert fitted <= rows, f"fitted on numbers that are not in datasets/: {fitted - rows}"
-    points = {p.row_id for sc in calibration.scenarios(study) for p in sc.points}
+    points = {p.row_id for sc in studies.scenarios(study) for p in sc.points}
     assert len(points - fitted) >= len(points & fitted), (study, sorted(points & fitted))
 
 
-@pytest.mark.parametrize("study", calibration.study_ids())
+@pytest.mark.parametrize("study", studies.study_ids())
 def test_scenario_points_belong_to_their_study(study, published):
     study_of = dict(zip(published["row_id"].to_list(), published["study"].to_list(), strict=True))
-    for sc in calibration.scenarios(study):
+    for sc in studies.scenarios(study):
         assert all(p.study == sc.study == study_of[p.row_id] for p in sc.points)
 
 
@@ -331,14 +333,14 @@ def _must_not_run(*args, **kwargs):
     ],
 )
 def test_cli_bad_arguments_fail_before_running(monkeypatch, args, words):
-    monkeypatch.setattr(calibration, "calibrate", _must_not_run)
+    monkeypatch.setattr(studies, "calibrate", _must_not_run)
     result = runner.invoke(app, ["calibrate", *args])
     assert result.exit_code == 2, result.output
     assert all(w in result.output for w in words), result.output
 
 
 def test_cli_out_in_a_missing_folder_fails_before_running(monkeypatch, tmp_path):
-    monkeypatch.setattr(calibration, "calibrate", _must_not_run)
+    monkeypatch.setattr(studies, "calibrate", _must_not_run)
     missing = tmp_path / "nonexistent" / "dir" / "x.csv"
     result = runner.invoke(app, ["calibrate", "--study", "vsan", "--quick", "--out", str(missing)])
     assert result.exit_code == 2, result.output
@@ -354,7 +356,7 @@ def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsa
         progress("vsan: first scenario")
         return vsan_result
 
-    monkeypatch.setattr(calibration, "calibrate", fake)
+    monkeypatch.setattr(studies, "calibrate", fake)
     out = tmp_path / "cal.csv"
     result = runner.invoke(
         app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--workers", "1", "--out", str(out)]
@@ -377,8 +379,8 @@ def test_default_replications_per_mode(monkeypatch, quick, expected):
     def fake(scs, fitted, *, replications, perturbed_replications, **_kw):
         seen.append((replications, perturbed_replications))
 
-    monkeypatch.setattr(calibration, "run_scenarios", fake)
-    calibration.calibrate("vsan", quick=quick)
+    monkeypatch.setattr(storagelab.studies.calibration, "run_scenarios", fake)
+    studies.calibrate("vsan", quick=quick)
     assert seen == [expected]
 
 

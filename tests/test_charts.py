@@ -9,7 +9,8 @@ import re
 import numpy as np
 import polars as pl
 
-from storagelab import charts, curves
+from storagelab import charts
+from storagelab.published import curves
 
 AUTO_NAMES = re.compile(r'"(view|param)_\d+|"view_[0-9a-f]{8,}')
 

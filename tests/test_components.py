@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 import simpy
 
-from storagelab import devices, raid
+from storagelab import devices
+from storagelab.components import raid
 from storagelab.components.cache import ReadCache, WriteBackBuffer
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.raid_set import RaidSet
@@ -30,7 +31,7 @@ from storagelab.kernel import (
 )
 from storagelab.kernel.component import Component, RunContext, completion_in
 from storagelab.kernel.randomness import RandomStreams
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.workloads import AccessSpec
 
 
@@ -265,7 +266,7 @@ def test_same_seed_same_result_in_another_process():
     import sys
 
     code = (
-        "from storagelab.kernel import *; from storagelab.simulation import simulate;"
+        "from storagelab.kernel import *; from storagelab.kernel.simulation import simulate;"
         "st=Station('q', Exponential(1e-3), servers=2);"
         "r=simulate(st,[OpenSource('a',st,FixedSampler(),rate=1500)],duration=5,seed=42,progress=False);"
         "print(repr(r.summary()['mean_ms'][0]), r.summary()['count'][0])"

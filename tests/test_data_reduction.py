@@ -13,7 +13,7 @@ from storagelab.components.data_reduction import InlineReduction, WriteCoalescer
 from storagelab.kernel import ClosedSource, Component, Deterministic, FixedSampler, OpenSource
 from storagelab.kernel.component import completion_in
 from storagelab.kernel.io import IORequest
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.workloads.content import UNIQUE_BASE, ContentModel
 
 

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from storagelab import datasets
 from storagelab.devices import (
     DATASHEET_BLOCK,
     DRAM,
@@ -23,6 +22,7 @@ from storagelab.devices import (
     preset_names,
 )
 from storagelab.provenance import ORIGINS, Param
+from storagelab.published import datasets
 
 HDD_PRESETS = ("15K FC/SAS", "10K SAS", "7.2K NL-SAS")
 

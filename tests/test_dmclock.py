@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 
 from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler
+from storagelab.kernel.simulation import simulate
 from storagelab.qos import ClientQoS, dmclock_servers
-from storagelab.simulation import simulate
 
 SERVICE_S = 1e-3  # each server: 1,000 IOPS
 SAMPLER = FixedSampler(size=4096, span=10**9)

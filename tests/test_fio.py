@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from storagelab.kernel import Exponential, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.workloads import AccessSpec
 from storagelab.workloads.access_spec import SizeShare
 from storagelab.workloads.fio import FioJobError, fio_size, fio_time_s, read_fio_jobs

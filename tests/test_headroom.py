@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 from storagelab import theory
-from storagelab.headroom import BEYOND_RANGE, OutsideBracket, ServiceLevel, headroom
+from storagelab.analysis.headroom import BEYOND_RANGE, OutsideBracket, ServiceLevel, headroom
 from storagelab.kernel import ClosedSource, Exponential, FixedSampler, OpenSource, Path, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 SAMPLER = FixedSampler(size=4096, span=10**9)
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storagelab import host_cache
+from storagelab.architectures import host_cache
 from storagelab.components.host_cache import Guests, HostFlashCache, WarmHostCache, partition
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 BLOCK = 4096
 ARRAY_S, CARD_S = 5e-3, 100e-6

@@ -7,16 +7,17 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from storagelab import architectures, provenance
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet, capacity_scale
+from storagelab import provenance, studies
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param, capacity_scale
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.vsan.preset import vsan
-from storagelab.topology import Topology
 
 
-@pytest.mark.parametrize("name", list(architectures.PRESETS))
+@pytest.mark.parametrize("name", list(studies.PRESETS))
 def test_every_preset_parameter_carries_its_origin_and_is_read(name, published):
-    topology = architectures.build(name)
+    topology = studies.build(name)
     assert isinstance(topology, Topology)
     assert topology.params.unread() == []
     rows = set(published["row_id"])

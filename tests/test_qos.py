@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
+from storagelab.kernel.simulation import simulate
 from storagelab.qos import ClientQoS, MClock
-from storagelab.simulation import simulate
 
 SERVICE_S = 1e-3  # one server at 1 ms per IO: capacity 1,000 IOPS (cost 1 per IO)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from storagelab.qos import promises
+from storagelab.analysis import promises
 
 
 def test_reservations_hold_while_they_fit_a_fixed_service_device():

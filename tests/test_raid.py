@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from storagelab.raid import MemberOp, Phase, Raid0, Raid5, Raid6, Raid10
+from storagelab.components.raid import MemberOp, Phase, Raid0, Raid5, Raid6, Raid10
 
 KIB = 1024
 SU = 64 * KIB

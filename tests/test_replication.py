@@ -17,7 +17,7 @@ from storagelab.components.replication import (
 )
 from storagelab.components.replication import Site as RSite
 from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 ARRAY_S = 0.5e-3  # a deterministic array write: 0.5 ms
 KIB8 = 8192
@@ -305,7 +305,7 @@ def test_vplex_geo_write_is_acknowledged_in_cache_and_replicates_in_deltas():
 
 
 def test_metro_puts_any_preset_on_two_sites():
-    from storagelab.replication import metro
+    from storagelab.architectures.two_sites import metro
     from storagelab.studies.ds5020.preset import ds5020
     from storagelab.workloads import applications as apps
 

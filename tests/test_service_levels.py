@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
+from storagelab.kernel.simulation import simulate
 from storagelab.qos import ServiceLevel, ServiceLevels
-from storagelab.simulation import simulate
 
 SERVICE_S = 1e-3  # one server at 1 ms per IO: 1,000 IOPS
 BIG = 1e12  # a bandwidth minimum that never binds (bytes/s)

@@ -12,7 +12,7 @@ import pytest
 from storagelab.components.extent import Extent
 from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, OpenSource, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 GB = 10**9
 

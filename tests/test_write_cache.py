@@ -9,13 +9,13 @@ import pytest
 from backends import Recorder, stats_of
 from simpy.events import Event
 
-from storagelab import raid
+from storagelab.components import raid
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, OpenSource, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.io import IORequest
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.workloads import AccessSpec
 
 KiB, MiB = 1024, 1024**2

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 import vl_convert as vlc
 
-from storagelab.curves import CurveFit
+from storagelab.published.curves import CurveFit
 
 #: Digits kept in chart data, so that last-bit floating-point noise never changes a stored output.
 SIGNIFICANT_DIGITS = 6

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from papermill.exceptions import PapermillExecutionError
 
-from storagelab.datasets import DatasetError
 from storagelab.pipeline.layout import ProjectLayout
 from storagelab.pipeline.params import ParamsError, load_params
+from storagelab.published.datasets import DatasetError
 
 app = typer.Typer(
     help="storagelab: storage architectures under virtualized mixed workloads, simulated and checked "
@@ -191,8 +191,8 @@ def bench(
     and on a Virtual SAN calibration scenario; with --sweep, the speed-up of a sweep on two workers
     over one; with --against REV, this checkout's storagelab rows beside the same rows at REV."""
 
-    from storagelab.benchmark import against_revision, sweep_efficiency
-    from storagelab.benchmark import bench as run_bench
+    from storagelab.verify.benchmark import against_revision, sweep_efficiency
+    from storagelab.verify.benchmark import bench as run_bench
 
     if against is not None:
         try:
@@ -240,11 +240,11 @@ def calibrate(
     """Run the calibration scenarios and compare with the published claims: informative predicted
     claims within tolerance per study, with fitted, insensitive and derived claims set apart."""
 
-    from storagelab import calibration
+    from storagelab import studies
 
     # every check on the input before the first simulation: a long run must not fail at the end
-    if study is not None and study not in calibration.study_ids():
-        _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(calibration.study_ids())}"))
+    if study is not None and study not in studies.study_ids():
+        _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(studies.study_ids())}"))
     if replications is not None and replications < 2:
         _fail(ValueError(f"--replications must be >= 2 (for a confidence interval), got {replications}"))
     most = replications or (3 if quick else 5)
@@ -263,7 +263,7 @@ def calibrate(
 
     # not wrapped in ``except ValueError``: the arguments are checked above, so a ValueError from here on
     # is a fault in a model and keeps its traceback
-    result = calibration.calibrate(
+    result = studies.calibrate(
         study,
         quick=quick,
         replications=replications,

@@ -37,8 +37,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from storagelab import datasets, units
 from storagelab.provenance import capacity_scale
+from storagelab.published import datasets, units
 
 COMPARISONS = ("two-sided", "at-least", "at-most")
 #: Capacity scale factors of the sensitivity check.

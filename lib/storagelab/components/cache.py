@@ -1,7 +1,7 @@
 """Caches in the IO path: a read cache in front of a back end, and a write-back buffer with destaging.
 
 Both work in fixed-size blocks of the address space and use a replacement policy from
-:mod:`storagelab.cache_policies` (LRU, S3-FIFO, ...), validated against libCacheSim.
+:mod:`storagelab.components.cache_policies` (LRU, S3-FIFO, ...), validated against libCacheSim.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from heapq import heappop, heappush
 
 from simpy.events import Event
 
-from storagelab import cache_policies
+from storagelab.components import cache_policies
 from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from simpy.events import Event
 
-from storagelab import cache_policies
+from storagelab.components import cache_policies
 from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest

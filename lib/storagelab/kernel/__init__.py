@@ -2,7 +2,7 @@
 sources, random streams and metrics — on SimPy.
 
 The kernel never imports a device, a RAID layout, a cache, a preset or a workload; those are built on it
-(:mod:`storagelab.devices`, :mod:`storagelab.raid`, :mod:`storagelab.components`,
+(:mod:`storagelab.devices`, :mod:`storagelab.components.raid`, :mod:`storagelab.components`,
 :mod:`storagelab.workloads`).
 """
 

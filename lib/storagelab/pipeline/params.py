@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from storagelab.workload_mix import WorkloadMix
+from storagelab.analysis.workload_mix import WorkloadMix
 
 if TYPE_CHECKING:
-    from storagelab.architecture_comparison import Candidate
+    from storagelab.analysis.comparison import Candidate
 
 StudyId = Literal["nexgen", "vsan", "ds5020", "vplex", "ilio"]
 
@@ -108,10 +108,10 @@ class CalibrationParams(NotebookParams):
 def _check_overrides(notebook: str, overrides: dict[str, Any]) -> None:
     """Build the notebook's preset(s) with ``overrides``: an unknown name, a wrong unit or a value out of
     range raises, naming the preset, the parameter and what is allowed."""
-    from storagelab import architectures
+    from storagelab import studies
 
     for name in _NOTEBOOK_PRESETS[notebook]:
-        architectures.build(name, **overrides)
+        studies.build(name, **overrides)
 
 
 #: The presets a per-study notebook builds (its ``overrides`` apply to each).
@@ -216,7 +216,7 @@ class VplexReplicationParams(StudyRunParams):
         bad = [r for r in self.rtts_ms if not 0 <= r <= 100]
         if bad:
             raise ValueError(f"rtts_ms must each be in 0..100, got {bad}")
-        from storagelab.architectures import build
+        from storagelab.studies import build
 
         try:
             build("VPLEX Geo + XtremIO (two sites)", **{**self.overrides, **self.geo})
@@ -304,15 +304,18 @@ class CandidateSpec(NotebookParams):
     of workload kinds on its volumes), or a published curve (``family/series``)."""
 
     label: str = Field(min_length=1, description="the architecture's name in charts")
-    preset: str | None = Field(default=None, description="an architecture preset (storagelab.architectures.PRESETS)")
+    preset: str | None = Field(default=None, description="an architecture preset (storagelab.studies.PRESETS)")
     overrides: dict[str, Any] = Field(default={}, description="preset parameters changed, by name (e.g. hosts: 8)")
     placement: dict[str, list[str]] | None = Field(default=None, description="workload kind -> volumes; default: the preset's")
     curve: str | None = Field(default=None, description="a published curve: vsan_throughput/<series> or ds5020_response_time/<series>")
 
     def candidate(self) -> Candidate:
-        """The :class:`~storagelab.architecture_comparison.Candidate` this spec describes."""
-        from storagelab.architecture_comparison import Candidate
+        """The :class:`~storagelab.analysis.comparison.Candidate` this spec describes."""
+        from storagelab import studies
+        from storagelab.analysis.comparison import Candidate
 
+        if self.preset is not None and self.curve is None:
+            return studies.candidate(self.label, self.preset, overrides=self.overrides, placement=self.placement)
         return Candidate(self.label, preset=self.preset, overrides=self.overrides, placement=self.placement,
                          curve=self.curve)  # fmt: skip
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from storagelab import theory
 from storagelab.kernel import Exponential, FixedSampler, OpenSource, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 
 def mmc_queue(rho: float = 0.9, servers: int = 4, mean_service_ms: float = 1.0, duration_s: float = 20.0,

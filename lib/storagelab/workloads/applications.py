@@ -7,7 +7,7 @@ time, against a named volume) and the numbers that define it, each a
 another source does (``datasheet``) or it is an ``assumption`` (with its evidence in ``source``).
 
 Volumes are named by the caller (``volume=...``); an architecture preset maps names to components
-(:attr:`storagelab.topology.Topology.volumes`), and :meth:`ApplicationWorkload.sources` builds the
+(:attr:`storagelab.architectures.topology.Topology.volumes`), and :meth:`ApplicationWorkload.sources` builds the
 kernel sources against them.
 
 Units: sizes and spans in bytes, times in seconds, rates in IO/s (SI inside; ``Param`` keeps the

@@ -8,7 +8,7 @@ import math
 import polars as pl
 
 from storagelab.calibration.claims import Point, Scenario
-from storagelab.simulation import SimulationResult
+from storagelab.kernel.simulation import SimulationResult
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.ds5020.workloads import (
     ORION_MBPS,

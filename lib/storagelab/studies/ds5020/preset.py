@@ -23,14 +23,17 @@ of that segment ahead.
 
 from __future__ import annotations
 
-from storagelab import raid
+from collections.abc import Callable
+
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.cache import ReadCache
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
 from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.kernel.component import Component
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
 _REDBOOK = "IBM Midrange System Storage Hardware Guide (SG24-7676-01, IBM Redbooks, 2010)"
@@ -282,3 +285,11 @@ def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topolog
     build = _Volumes(p, 8 * 4, 8)
     volumes = {f"lun-{i}": build.volume(f"lun-{i}", "RAID-10", 4) for i in range(1, 9)}
     return Topology(name, volumes, p)
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    "DS5020 Express": ds5020,
+    "DS3950 Express (DS5020, 4 host paths)": lambda **o: ds5020(host_paths=4, **o),
+    "DS5020 characterization layout": ds5020_characterization,
+}

@@ -47,9 +47,9 @@ CORNER_SPAN = 10**12
 
 
 def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
-    """The EqualLogic PS6100E's four corners (:func:`storagelab.four_corners.four_corners`), without
+    """The EqualLogic PS6100E's four corners (:func:`storagelab.analysis.four_corners.four_corners`), without
     ILIO in front, 32 IOs outstanding."""
-    from storagelab import four_corners as corners
+    from storagelab.analysis import four_corners as corners
 
     return corners.four_corners(lambda: preset.equallogic(**(overrides or {})), span=CORNER_SPAN, seed=seed,
                                 **corners.run_times(quick))  # fmt: skip

@@ -14,15 +14,18 @@ queues (elevator).
 
 from __future__ import annotations
 
-from storagelab import raid
+from collections.abc import Callable
+
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel import Delay, Link, Path, Station
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.workloads.content import ContentModel
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
@@ -143,3 +146,10 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         volume = instances[0] if hosts == 1 else ReplicatedCluster("desktop hosts", instances, replicas=1,
                                                                    placement_bytes=1 << 30)  # fmt: skip
     return Topology(name, {"vdi": volume}, p)
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    "EqualLogic PS6100E": equallogic,
+    "EqualLogic PS6100E behind Atlantis ILIO": lambda **o: equallogic(ilio=True, **o),
+}

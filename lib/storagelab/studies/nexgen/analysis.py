@@ -26,9 +26,9 @@ CORNER_SPAN = 500 * 10**9
 def four_corners(
     *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
 ) -> pl.DataFrame:
-    """The N5's four corners (:func:`storagelab.four_corners.four_corners`) over its six LUNs, 32 IOs
+    """The N5's four corners (:func:`storagelab.analysis.four_corners.four_corners`) over its six LUNs, 32 IOs
     outstanding per LUN, QoS off."""
-    from storagelab import four_corners as corners
+    from storagelab.analysis import four_corners as corners
 
     return corners.four_corners(lambda: preset.nexgen(**(overrides or {})), span=CORNER_SPAN, seed=seed,
                                 **corners.run_times(quick))  # fmt: skip

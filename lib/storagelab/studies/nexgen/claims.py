@@ -10,8 +10,9 @@ import math
 
 import polars as pl
 
+from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
-from storagelab.simulation import SimulationResult
+from storagelab.kernel.simulation import SimulationResult
 from storagelab.studies.fits import fits_of
 from storagelab.studies.nexgen import preset
 from storagelab.studies.nexgen.workloads import (
@@ -21,7 +22,6 @@ from storagelab.studies.nexgen.workloads import (
     steady_workload,
     storm_length_s,
 )
-from storagelab.topology import Topology
 from storagelab.workloads import applications as apps
 
 STUDY = "nexgen"

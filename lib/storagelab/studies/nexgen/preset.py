@@ -16,27 +16,28 @@ OLTP and Exchange databases are read from the drives.
 
 OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
 work per page), and with ``host_cache=1`` (scenario 2) each VM's database disk is cached by ioTurbine on
-the host's ioDrive2 (:mod:`storagelab.host_cache`), warm (``host_cache_warm=0``: cold, block by block).
+the host's ioDrive2 (:mod:`storagelab.architectures.host_cache`), warm (``host_cache_warm=0``: cold, block by block).
 The DVD-SQL LUN's latency as the array sees it (below the vCPUs and the host cache: what the N5's own
 statistics and its QoS latency targets refer to) is measured by the part ``"oltp array response"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from storagelab import raid
+from storagelab.architectures.host_cache import guest_caches, host_cache_params
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.extent import Extent, Lun
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
-from storagelab.host_cache import guest_caches, host_cache_params
 from storagelab.kernel import Component, Deterministic, Link, Mirror, Path, ResponseTimeProbe, Station
 from storagelab.kernel.io import IORequest
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.qos import ServiceLevels
 from storagelab.studies.nexgen.policies import LUN_POLICY, lun_levels
-from storagelab.topology import Topology
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 _SFD3 = ("virtualtothecore.com, '#SFD3: An analysis of NexGen Storage': 'The models offers speed ranging from "
@@ -185,3 +186,18 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         name += " + ioTurbine"
     volumes["oltp"] = Path("oltp host", [vcpus, oltp])
     return Topology(name, volumes, p, parts=parts)
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {"NexGen N5-150": nexgen}
+
+#: Where each workload kind of a comparison goes on the N5's volumes (Figure 9): databases on their LUNs,
+#: desktops over the four VDI LUNs; what the study did not run goes on the Exchange LUN's processor side (an
+#: assumption).
+PLACEMENTS: dict[str, dict[str, list[str]]] = {
+    "NexGen N5-150": {
+        "oltp": ["oltp"], "exchange": ["exchange"], "boot_storm": ["vdt-a", "vdt-b", "vdt-c", "vdt-d"],
+        "vdi_steady": ["vdt-a", "vdt-b", "vdt-c", "vdt-d"], "web": ["exchange"], "scan": ["exchange"],
+        "backup": ["exchange"],
+    }
+}  # fmt: skip

@@ -10,7 +10,7 @@ import polars as pl
 from storagelab.calibration import interval
 from storagelab.components.replication import LinkLoss, LinkRestore, SiteLoss
 from storagelab.kernel import FixedSampler, OpenSource
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.studies.vplex import preset
 
 #: The study's simulated OLTP (Figure 17): 8 KB and 64 KB IOs, roughly equal reads and writes. IO/s per

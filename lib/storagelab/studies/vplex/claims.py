@@ -12,12 +12,12 @@ it is checked as host write throughput / drain rate = 1 when hosts write faster 
 
 from __future__ import annotations
 
+from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
 from storagelab.kernel import ClosedSource, FixedSampler, OpenSource
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vplex import preset
-from storagelab.topology import Topology
 
 STUDY = "vplex"
 SIZES_KIB = (4, 8, 64, 256)

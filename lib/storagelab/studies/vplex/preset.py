@@ -20,17 +20,18 @@ host ports (one store-and-forward hop, as natively).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from storagelab import raid
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.cache import ReadCache
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.replication import AsyncReplica, Failure, Site, SyncMirror, WanLink
 from storagelab.kernel import Component, Deterministic, Link, Path, Station
 from storagelab.kernel.io import IORequest
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "003_d9ad4d44f8318481.txt (EMC VPLEX with XtremIO 2.4)"
 BRICKS = (1, 2, 4)
@@ -272,3 +273,12 @@ def vplex_geo(
     fe, director = fronts[0]
     cache = _vplex_cache(p, "A: ", replica.at(0))
     return Topology(name, {"lun": Path("A: lun", [fe, director, cache])}, p, parts={"replication": replica, "wan": wan})
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    **{f"XtremIO, {b} X-Brick(s)": (lambda b=b, **o: xtremio(b, **o)) for b in BRICKS},
+    "VPLEX Local + XtremIO": vplex_local,
+    "VPLEX Metro + XtremIO (two sites)": vplex_metro,
+    "VPLEX Geo + XtremIO (two sites)": vplex_geo,
+}

@@ -131,9 +131,9 @@ CORNER_SPAN = 480 * 10**9
 
 
 def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
-    """Each configuration's four corners (:func:`storagelab.four_corners.four_corners`) on the datastore,
+    """Each configuration's four corners (:func:`storagelab.analysis.four_corners.four_corners`) on the datastore,
     64 IOs outstanding (the study's largest VM count, each VM at queue depth one)."""
-    from storagelab import four_corners as corners
+    from storagelab.analysis import four_corners as corners
 
     frames = [
         corners.four_corners(lambda c=c: preset.vsan(c, **(overrides or {})), span=CORNER_SPAN, outstanding=64,
@@ -156,7 +156,7 @@ def destage_requirement(
     over its share of the data (VMs x 7.5 GB x copies / hosts / drives). ``sustain_ratio`` < 1:
     block-by-block destaging could not keep up."""
     from storagelab.kernel import ClosedSource, Station
-    from storagelab.simulation import simulate
+    from storagelab.kernel.simulation import simulate
     from storagelab.workloads import AccessSpec, SizeShare
 
     pub = published_iops().filter(pl.col("vms") == vms)

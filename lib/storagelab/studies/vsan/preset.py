@@ -44,7 +44,11 @@ its host IO path busy.)
 
 from __future__ import annotations
 
-from storagelab import raid
+from collections.abc import Callable
+
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.extent import Extent
 from storagelab.components.flash import flash_drive
@@ -55,8 +59,7 @@ from storagelab.devices import SSD
 from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.disciplines import DISCIPLINES
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
@@ -192,3 +195,9 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
     datastore = Path("datastore", [stack, cluster])
     return Topology(name, {"datastore": datastore}, p)
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    f"Virtual SAN 5.5, {c}": (lambda c=c, **o: vsan(c, **o)) for c in CONFIGURATIONS
+}

@@ -6,11 +6,11 @@
 - :func:`fit_published`: all of the above on the source studies' datasets.
 """
 
-from storagelab.curves.base import CurveFit, InsufficientData, Parameter
-from storagelab.curves.closed_system import fit_closed_system, mva_throughput
-from storagelab.curves.published import CurveSet, fit_published, vsan_littles_law_check
-from storagelab.curves.response_time import fit_response_time
-from storagelab.curves.service_level import fit_service_level
+from storagelab.published.curves.base import CurveFit, InsufficientData, Parameter
+from storagelab.published.curves.closed_system import fit_closed_system, mva_throughput
+from storagelab.published.curves.published import CurveSet, fit_published, vsan_littles_law_check
+from storagelab.published.curves.response_time import fit_response_time
+from storagelab.published.curves.service_level import fit_service_level
 
 __all__ = [
     "CurveFit",

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from storagelab.architectures.parameters import ParamSet
 from storagelab.kernel.component import Component
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.simulation import SimulationResult, simulate
+from storagelab.kernel.simulation import SimulationResult, simulate
+from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.workloads.applications import ApplicationWorkload
 
 
@@ -17,7 +18,7 @@ from storagelab.workloads.applications import ApplicationWorkload
 class Topology:
     """An architecture built for one run: ``volumes`` maps each volume (LUN, datastore) a workload may
     target to the component that accepts its IOs; ``params`` are the numbers the preset was built from,
-    a :class:`~storagelab.provenance.ParamSet` of :class:`~storagelab.provenance.Param` (origin
+    a :class:`~storagelab.architectures.parameters.ParamSet` of :class:`~storagelab.provenance.Param` (origin
     ``document``, ``device-physics``, ``datasheet``, ``fit`` with the points it was fitted on,
     ``assumption`` or ``user``). Building the topology refuses a declared parameter the preset never
     read. ``parts`` names components worth inspecting after a run (a replication's timeline and RPO, a

@@ -1,7 +1,7 @@
 """Put a host-side flash read cache (ioTurbine on an ioDrive2, :mod:`storagelab.components.host_cache`)
 in front of any preset's volumes.
 
->>> from storagelab import host_cache
+>>> from storagelab.architectures import host_cache
 >>> from storagelab.studies.ds5020.preset import ds5020
 >>> topo = host_cache.with_host_cache(ds5020(), {"oltp": 4})                # doctest: +SKIP
 
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
 from storagelab.components.host_cache import Guests, HostFlashCache, WarmHostCache, partition
 from storagelab.kernel.component import Component
 from storagelab.kernel.station import Station
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 
 __all__ = ["guest_caches", "host_cache_params", "with_host_cache"]
 

@@ -1,22 +1,24 @@
 """Architectures side by side on one workload mix: the headroom of each, with a confidence interval, the
 class and resource that fail first, what each was given, and the per-class latency against load.
 
->>> from storagelab.architecture_comparison import Candidate, compare
->>> from storagelab.workload_mix import WorkloadMix
+>>> from storagelab import studies
+>>> from storagelab.analysis.comparison import compare
+>>> from storagelab.analysis.workload_mix import WorkloadMix
 >>> mix = WorkloadMix.from_yaml("params/19-compare-architectures.yaml")
->>> result = compare(mix, [Candidate("XtremIO", preset="XtremIO, 1 X-Brick(s)"),
-...                        Candidate("vSAN, 8 hosts", preset="Virtual SAN 5.5, all-flash NVMe", overrides={"hosts": 8})])
+>>> result = compare(mix, [studies.candidate("XtremIO", "XtremIO, 1 X-Brick(s)"),
+...                        studies.candidate("vSAN, 8 hosts", "Virtual SAN 5.5, all-flash NVMe", overrides={"hosts": 8})])
 >>> result.table()            # headroom, interval, what fails first, the bottleneck
 >>> result.headroom_chart()
 
-A :class:`Candidate` is an architecture preset with overrides (the way to equalise one axis, e.g. the same
+A :class:`Candidate` is an architecture preset (its name and the function that builds it: see
+:func:`storagelab.studies.candidate`) with overrides (the way to equalise one axis, e.g. the same
 number of drives or hosts) and a placement of the mix's workload kinds on its volumes, or a system known
 only from a published curve (``curve="vsan_throughput/all-flash NVMe"``), which enters as a
 :mod:`load-dependent station <storagelab.components.published_curve>`: its headroom is searched on the
 fitted curve and on both ends of its confidence band, and never past the published range (the answer is
 then *at least* that much).
 
-Each candidate's search is :func:`storagelab.headroom.headroom` over the mix's multiplier, one candidate
+Each candidate's search is :func:`storagelab.analysis.headroom.headroom` over the mix's multiplier, one candidate
 per process (Dask), deterministic by seed.
 """
 
@@ -31,22 +33,15 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from storagelab.curves.base import CurveFit
+from storagelab.analysis.headroom import Headroom, OutsideBracket, headroom
+from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
 from storagelab.devices import CapacityExceeded
-from storagelab.headroom import Headroom, OutsideBracket, headroom
 from storagelab.kernel.component import Component
-from storagelab.simulation import SimulationResult, simulate
-from storagelab.workload_mix import GENERATORS, WorkloadMix
+from storagelab.kernel.simulation import SimulationResult, simulate
+from storagelab.published.curves.base import CurveFit
 
-#: Published-curve families a candidate may name (``family/series`` of :func:`storagelab.curves.fit_published`).
+#: Published-curve families a candidate may name (``family/series`` of :func:`storagelab.published.curves.fit_published`).
 CURVE_FAMILIES = ("vsan_throughput", "ds5020_response_time")
-
-#: The NexGen N5's volumes by workload kind (Figure 9): databases on their LUNs, desktops over the four
-#: VDI LUNs; what the study did not run goes on the Exchange LUN's processor side (an assumption).
-_NEXGEN_PLACEMENT = {
-    "oltp": ["oltp"], "exchange": ["exchange"], "boot_storm": ["vdt-a", "vdt-b", "vdt-c", "vdt-d"],
-    "vdi_steady": ["vdt-a", "vdt-b", "vdt-c", "vdt-d"], "web": ["exchange"], "scan": ["exchange"], "backup": ["exchange"],
-}  # fmt: skip
 
 #: Parameter name fragments that describe what an architecture was given (hardware, not behaviour).
 _GIVEN_WORDS = ("drive", "hdd", "ssd", "flash", "host", "port", "path", "processor", "controller", "brick",
@@ -56,19 +51,27 @@ _GIVEN_UNITS = ("count", "preset", "TB", "GB", "MB", "GB/s", "MB/s", "IOPS")
 
 @dataclass(frozen=True)
 class Candidate:
-    """One architecture in a comparison: a ``preset`` (see :data:`storagelab.architectures.PRESETS`)
-    with ``overrides`` and a ``placement`` (workload kind -> volumes; default: the preset's own, see
-    :func:`default_placement`), or a published ``curve`` (``family/series``) as a station."""
+    """One architecture in a comparison: a ``preset`` (its name; ``build`` is the function that builds it
+    from overrides, e.g. from :data:`storagelab.studies.PRESETS`: :func:`storagelab.studies.candidate`
+    fills it in) with ``overrides`` and a ``placement`` (workload kind -> volumes; default: everything on
+    a single-volume preset's one volume, see :func:`default_placement`), or a published ``curve``
+    (``family/series``) as a station."""
 
     label: str
     preset: str | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
     placement: Mapping[str, Sequence[str]] | None = None
     curve: str | None = None
+    build: Callable[..., Topology] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.preset is None) == (self.curve is None):
             raise ValueError(f"candidate {self.label!r}: give exactly one of preset and curve")
+        if self.preset is not None and self.build is None:
+            raise ValueError(
+                f"candidate {self.label!r}: a preset candidate needs the function that builds it "
+                "(storagelab.studies.candidate(label, preset) fills it in)"
+            )
         if self.curve is not None:
             family = self.curve.split("/", 1)[0]
             if family not in CURVE_FAMILIES or "/" not in self.curve:
@@ -81,10 +84,8 @@ class Candidate:
 
     def check(self) -> None:
         """Build the candidate once (an unknown preset, parameter or volume raises, naming it)."""
-        if self.preset is not None:
-            from storagelab.architectures import build
-
-            top = build(self.preset, **self.overrides)
+        if self.build is not None:
+            top = self.build(**self.overrides)
             placement = self.placement_on(top.volumes)
             bad = sorted({v for vs in placement.values() for v in vs} - set(top.volumes))
             if bad:
@@ -102,12 +103,10 @@ class Candidate:
 
 def default_placement(preset: str, volumes: Mapping[str, Component]) -> dict[str, list[str]]:
     """Where each workload kind goes on ``preset``: everything on the one volume of a single-volume
-    architecture (a datastore, an XtremIO LUN), the NexGen N5's Figure 9 layout; any other preset
-    needs a placement of its own."""
+    architecture (a datastore, an XtremIO LUN); a preset with several volumes needs a placement (its
+    study may give one: :data:`storagelab.studies.PLACEMENTS`)."""
     if len(volumes) == 1:
         return {kind: list(volumes) for kind in GENERATORS}
-    if preset.startswith("NexGen"):
-        return _NEXGEN_PLACEMENT
     raise ValueError(
         f"preset {preset!r} has several volumes ({', '.join(volumes)}): give the candidate a placement "
         "(workload kind -> volumes)"
@@ -116,8 +115,8 @@ def default_placement(preset: str, volumes: Mapping[str, Component]) -> dict[str
 
 @functools.cache
 def _curve_fit(curve: str) -> CurveFit:
-    from storagelab import datasets
-    from storagelab.curves import fit_published
+    from storagelab.published import datasets
+    from storagelab.published.curves import fit_published
 
     family, series = curve.split("/", 1)
     fits = fit_published(datasets.load()).families.get(family, {})
@@ -129,10 +128,8 @@ def _curve_fit(curve: str) -> CurveFit:
 
 
 def _topology(c: Candidate, bound: str) -> tuple[Mapping[str, Component], Mapping[str, Sequence[str]]]:
-    if c.preset is not None:
-        from storagelab.architectures import build
-
-        top = build(c.preset, **c.overrides)
+    if c.build is not None:
+        top = c.build(**c.overrides)
         return top.volumes, c.placement_on(top.volumes)
     from storagelab.components.published_curve import closed_system_station, response_time_station
 
@@ -226,8 +223,6 @@ class Comparison:
     def given(self) -> pl.DataFrame:
         """What each architecture was given: its hardware parameters (drives, flash, hosts, ports, links,
         processors) with their values and origins; a published curve, the points it was fitted on."""
-        from storagelab.architectures import build
-
         frames = []
         for c in self.candidates:
             if c.preset is None:
@@ -238,7 +233,7 @@ class Comparison:
                     "unit": [""], "origin": ["document"],
                 }))  # fmt: skip
                 continue
-            table = build(c.preset, **c.overrides).param_table()
+            table = c.build(**c.overrides).param_table()
             table = table.filter(
                 pl.col("unit").is_in(_GIVEN_UNITS),
                 pl.col("parameter").str.contains("|".join(_GIVEN_WORDS)),

@@ -5,7 +5,7 @@ A device model answers one question for a station: how long (seconds) does this 
 ``mean_service_time(is_read, size)`` is the analytic mean, for validation and for sizing.
 
 Every number behind a model is a :class:`~storagelab.provenance.Param`: a value, its unit (a symbol of
-:mod:`storagelab.units`), where it comes from (``origin``: one of the project's source studies, device
+:mod:`storagelab.published.units`), where it comes from (``origin``: one of the project's source studies, device
 physics, a datasheet, or a fit) and the exact place (``source``). ``model.params`` lists them, so a
 notebook can print the provenance of every device it simulates.
 
@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from storagelab.provenance import Param
-from storagelab.units import UNITS
+from storagelab.published.units import UNITS
 
 #: Block size of the datasheets' random-IO figures ("4 KB random" means 4,096-byte transfers).
 DATASHEET_BLOCK = 4096

@@ -22,7 +22,7 @@ architecture keeps up with that plateau, which the class's latency service level
 multiplier (closed-loop workers rounded to whole workers, at least one; open-loop rates scaled), the
 data each class addresses unchanged. ``placement`` maps each workload kind to the volume(s) of an
 architecture; a class placed on several volumes is split evenly across them and recorded as one IO
-class per volume, which its :class:`~storagelab.headroom.ServiceLevel` measures together.
+class per volume, which its :class:`~storagelab.analysis.headroom.ServiceLevel` measures together.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from storagelab.analysis.headroom import ServiceLevel, percentile_of
 from storagelab.components.extent import Extent
-from storagelab.headroom import ServiceLevel, percentile_of
 from storagelab.kernel.component import Component
 from storagelab.kernel.sources import Source
 from storagelab.workloads import applications as apps

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from storagelab.curves.base import (
+from storagelab.published.curves.base import (
     CurveFit,
     InsufficientData,
     Parameter,

@@ -13,13 +13,14 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from storagelab import cache_policies, theory
+from storagelab import theory
+from storagelab.components import cache_policies
 from storagelab.kernel.composition import Path
 from storagelab.kernel.disciplines import PriorityByClass
 from storagelab.kernel.service import Deterministic, Exponential, Gamma
+from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
 from storagelab.kernel.station import Station
-from storagelab.simulation import SimulationResult, simulate
 
 
 @dataclass(frozen=True)

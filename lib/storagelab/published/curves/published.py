@@ -1,4 +1,4 @@
-"""The curves fitted to the source studies' published points, selected from :mod:`storagelab.datasets`.
+"""The curves fitted to the source studies' published points, selected from :mod:`storagelab.published.datasets`.
 
 - Virtual SAN: throughput against VM count per configuration (closed system, MVA), and the
   service-level curve per configuration and VM count (lognormal or Weibull);
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from storagelab.curves.base import CurveFit, InsufficientData
-from storagelab.curves.closed_system import fit_closed_system
-from storagelab.curves.response_time import fit_response_time
-from storagelab.curves.service_level import Distribution, fit_service_level
+from storagelab.published.curves.base import CurveFit, InsufficientData
+from storagelab.published.curves.closed_system import fit_closed_system
+from storagelab.published.curves.response_time import fit_response_time
+from storagelab.published.curves.service_level import Distribution, fit_service_level
 
 VSAN_WORKLOAD = "Iometer 4K 70/30 random QD1"
 

@@ -1,6 +1,6 @@
 """Put any preset on two sites joined by a WAN: a synchronous Metro pair or an asynchronous replica.
 
->>> from storagelab.replication import metro, async_pair
+>>> from storagelab.architectures.two_sites import metro, async_pair
 >>> from storagelab.studies.ds5020.preset import ds5020
 >>> topo = metro(lambda: ds5020(), wan_rtt="2 ms", wan_bandwidth="1 GB/s")
 >>> topo.volumes          # each volume of the preset at site A, and "<volume> @ B" for hosts at site B
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
 from storagelab.components.replication import (
     AsyncReplica,
     Failure,
@@ -27,8 +29,7 @@ from storagelab.components.replication import (
     WanLink,
 )
 from storagelab.kernel.component import Component
-from storagelab.provenance import Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import Param
 
 __all__ = ["async_pair", "metro", "replication_params"]
 

@@ -20,7 +20,7 @@ import numpy as np
 import statsmodels.api as sm
 from scipy import special, stats
 
-from storagelab.curves.base import (
+from storagelab.published.curves.base import (
     CurveFit,
     InsufficientData,
     Parameter,

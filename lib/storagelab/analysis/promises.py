@@ -25,8 +25,8 @@ import numpy as np
 import polars as pl
 
 from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
+from storagelab.kernel.simulation import simulate
 from storagelab.qos.mclock import ClientQoS, MClock
-from storagelab.simulation import simulate
 
 _SAMPLER = FixedSampler(size=4096, span=10**9)
 _SCHEMA = {

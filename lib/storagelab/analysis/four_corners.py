@@ -12,7 +12,7 @@ datasheet capability for the IOs this corner sends it (after RAID and replicatio
 the resource that saturates first. A fitted parameter (a per-IO processing time) that sets the lowest
 bound where the devices should is a finding to explain, not a result.
 
->>> from storagelab.four_corners import four_corners
+>>> from storagelab.analysis.four_corners import four_corners
 >>> from storagelab.studies.ds5020.preset import ds5020
 >>> four_corners(ds5020, span=557 * 10**9)            # a Polars frame, one row per corner
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from storagelab.topology import Topology
+from storagelab.architectures.topology import Topology
 from storagelab.workloads.access_spec import AccessSpec
 from storagelab.workloads.applications import ApplicationWorkload, Stream
 

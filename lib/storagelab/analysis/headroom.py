@@ -3,7 +3,7 @@ confidence interval, and what fails first.
 
 ``run(multiplier, seed)`` simulates the mix scaled by ``multiplier`` (more users, mailboxes, desktops, or a
 faster arrival rate: the caller decides what scaling means) and returns the
-:class:`~storagelab.simulation.SimulationResult`. For each replication (seed ``seed + r``),
+:class:`~storagelab.kernel.simulation.SimulationResult`. For each replication (seed ``seed + r``),
 :func:`headroom` finds by bisection the largest multiplier whose run meets every
 :class:`ServiceLevel` (common random numbers: one seed gives one curve of the multiplier, so the
 bisection sees a monotone function up to simulation noise); its answer is the middle of the final
@@ -31,15 +31,12 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from storagelab.simulation import SimulationResult
+from storagelab.kernel.component import BEYOND_RANGE
+from storagelab.kernel.simulation import SimulationResult
 
 #: The metrics a service level may state: the mean or any percentile of a class's latency (ms).
 METRIC_FORMS = "mean_ms, or pNN_ms for the NN-th percentile (p95_ms, p99_ms, p99.9_ms; p999_ms = p99.9_ms)"
 _PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?)_ms")
-
-#: The statistic a component reports (> 0) when a run drove it outside the range it is valid for (a
-#: published curve past its last published point): the search then stops there (see :func:`headroom`).
-BEYOND_RANGE = "beyond_published_range"
 
 
 #: How a search step that left a component's valid range is labelled.

@@ -33,9 +33,9 @@ from tqdm.auto import tqdm
 from storagelab import theory
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.kernel.service import Exponential
+from storagelab.kernel.simulation import simulate
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
 from storagelab.kernel.station import Station
-from storagelab.simulation import simulate
 
 MEAN_SERVICE = 1e-3  # s
 SERVERS = 4
@@ -315,7 +315,7 @@ def sweep_efficiency(points: int = 16, duration_s: float = 100.0, repeats: int =
 
 
 #: The storagelab rows of :func:`bench` that :func:`against_revision` times in both checkouts: the row's
-#: function in :mod:`storagelab.benchmark`, its simulated seconds and warm-up (as ``bench`` runs them).
+#: function in :mod:`storagelab.verify.benchmark`, its simulated seconds and warm-up (as ``bench`` runs them).
 STORAGELAB_ROWS: dict[str, tuple[str, float, float]] = {
     "M/M/4 rho=0.9": ("run_storagelab_mm4", 60.0, 1.0),
     "M/M/4 rho=0.9, no shortcuts": ("run_storagelab_mm4_events", 60.0, 1.0),
@@ -325,7 +325,10 @@ STORAGELAB_ROWS: dict[str, tuple[str, float, float]] = {
 
 _TIME_ROWS = """
 import json, sys
-from storagelab import benchmark as b
+try:
+    from storagelab.verify import benchmark as b
+except ImportError:  # a revision from before the benchmark's home was storagelab.verify
+    from storagelab import benchmark as b
 rows = json.loads(sys.argv[1])
 out = {}
 for name, (fn, horizon, warmup) in rows.items():

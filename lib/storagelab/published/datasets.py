@@ -6,7 +6,7 @@ which conditions (VM count, tile count, block size, read %, ...), and where it c
 section, a verbatim quote, and the kind of number: measured, vendor-claim, derived, rule-of-thumb or
 configuration).
 
->>> from storagelab import datasets
+>>> from storagelab.published import datasets
 >>> vsan = datasets.load("vsan")                      # a Polars DataFrame
 >>> vsan.filter(metric="iops").select("configuration", "vm_count", "value")
 
@@ -26,7 +26,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.errors import SchemaErrors
 
-from storagelab.units import UNITS
+from storagelab.published.units import UNITS
 
 #: Study id -> source document file name (as listed in the seeds' index).
 SOURCES: dict[str, str] = {
@@ -151,7 +151,7 @@ def dataset_dir() -> Path:
     env = os.environ.get("STORAGELAB_DATASETS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "datasets"
+    return Path(__file__).resolve().parents[3] / "datasets"
 
 
 def studies() -> list[str]:

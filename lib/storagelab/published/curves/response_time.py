@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import statsmodels.api as sm
 
-from storagelab.curves.base import (
+from storagelab.published.curves.base import (
     CurveFit,
     InsufficientData,
     Parameter,
