@@ -7,17 +7,17 @@ import itertools
 import numpy as np
 import pytest
 
-from storagelab.components.raid import MemberOp, Phase, Raid0, Raid5, Raid6, Raid10
+from storagelab.components.raid import MemberOp, Raid0, Raid5, Raid6, Raid10, RaidStep
 
 KIB = 1024
 SU = 64 * KIB
 
 
-def _ops(phases: list[Phase]) -> list[MemberOp]:
+def _ops(phases: list[RaidStep]) -> list[MemberOp]:
     return [op for phase in phases for op in phase.ops]
 
 
-def _bytes(phases: list[Phase], is_read: bool) -> int:
+def _bytes(phases: list[RaidStep], is_read: bool) -> int:
     return sum(op.size for op in _ops(phases) if op.is_read == is_read)
 
 
@@ -56,7 +56,7 @@ def test_raid10_write_goes_to_both_mirrors_in_one_phase():
     layout = Raid10(3, SU)
     phases = layout.plan(False, 4 * SU + KIB, 4 * KIB)  # unit 4 -> pair 1, row 1
     assert phases == [
-        Phase("all", (MemberOp(2, False, SU + KIB, 4 * KIB), MemberOp(3, False, SU + KIB, 4 * KIB)))
+        RaidStep("all", (MemberOp(2, False, SU + KIB, 4 * KIB), MemberOp(3, False, SU + KIB, 4 * KIB)))
     ]
     assert layout.member_io_count(False, 0, 4 * KIB) == 2 == layout.write_penalty
 
@@ -109,7 +109,7 @@ def test_raid10_reset_forgets_the_run():
 def test_raid10_first_reads_both_mirrors_and_takes_the_first():
     layout = Raid10(2, SU, read_policy="first")
     assert layout.plan(True, SU + 512, 4 * KIB) == [
-        Phase("any", (MemberOp(2, True, 512, 4 * KIB), MemberOp(3, True, 512, 4 * KIB)))
+        RaidStep("any", (MemberOp(2, True, 512, 4 * KIB), MemberOp(3, True, 512, 4 * KIB)))
     ]
     # spanning two units: one "any" phase per unit
     phases = layout.plan(True, SU - KIB, 2 * KIB)
@@ -123,7 +123,7 @@ def test_raid0_one_member_io_per_stripe_unit_touched():
     # from 8 KiB before the end of unit 2 to 8 KiB into unit 5: units 2, 3, 4, 5
     phases = layout.plan(False, 3 * SU - 8 * KIB, 2 * SU + 16 * KIB)
     assert phases == [
-        Phase(
+        RaidStep(
             "all",
             (
                 MemberOp(2, False, SU - 8 * KIB, 8 * KIB),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ import polars as pl
 
 from storagelab.analysis.headroom import Headroom, OutsideBracket, headroom
 from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
+from storagelab.architectures.topology import Topology
 from storagelab.devices import CapacityExceeded
 from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import SimulationResult, simulate

@@ -107,13 +107,7 @@ def four_corners(
         count = float(s["count"].sum())
         iops = float(s["iops"].sum())
         p99 = 1e3 * res.recorder.histogram().percentile(99)  # over every IO of the corner (merged classes)
-        util = (
-            res.components()
-            .filter(pl.col("statistic") == "utilisation")
-            .sort("value", descending=True)
-            .select("component", "value")
-        )
-        top = util.head(3).rows()
+        top = res.utilisations().head(3).rows()
         name, u = top[0] if top else ("", float("nan"))
         rows.append(
             {

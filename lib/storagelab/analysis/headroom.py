@@ -5,7 +5,7 @@ confidence interval, and what fails first.
 faster arrival rate: the caller decides what scaling means) and returns the
 :class:`~storagelab.kernel.simulation.SimulationResult`. For each replication (seed ``seed + r``),
 :func:`headroom` finds by bisection the largest multiplier whose run meets every
-:class:`ServiceLevel` (common random numbers: one seed gives one curve of the multiplier, so the
+:class:`LatencyObjective` (common random numbers: one seed gives one curve of the multiplier, so the
 bisection sees a monotone function up to simulation noise); its answer is the middle of the final
 bracket. The replications' answers give the mean headroom and a Student-t confidence interval, widened
 by half the bracket (the bisection's resolution); at the first multiplier past the headroom, the service
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from storagelab.kernel.component import BEYOND_RANGE
+from storagelab.kernel.replications import half_width
 from storagelab.kernel.simulation import SimulationResult
 
 #: The metrics a service level may state: the mean or any percentile of a class's latency (ms).
@@ -56,8 +56,8 @@ def percentile_of(metric: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class ServiceLevel:
-    """A class's service level: its ``metric`` (see :data:`METRIC_FORMS`, ms) at most ``limit_ms``,
+class LatencyObjective:
+    """A class's latency objective (its service level in a headroom search): its ``metric`` (see :data:`METRIC_FORMS`, ms) at most ``limit_ms``,
     measured over the IOs of ``members`` (the IO classes the class was recorded as, e.g. one per volume
     it was spread over, or its reads and writes; default: ``cls`` itself) taken together."""
 
@@ -140,13 +140,6 @@ def _beyond_range(res: SimulationResult) -> str | None:
     return None if stats.is_empty() else str(stats["component"][0])
 
 
-def _bottleneck(res: SimulationResult) -> tuple[str, float]:
-    util = res.components().filter(pl.col("statistic") == "utilisation").sort("value", descending=True)
-    if util.is_empty():
-        return "", math.nan
-    return str(util["component"][0]), float(util["value"][0])
-
-
 class OutsideBracket(ValueError):
     """The service levels fail already at the bracket's ``low`` end (``side == "low"``) or still hold at
     its ``high`` end (``side == "high"``); ``multiplier`` is that end; ``evaluations``: the runs made
@@ -167,7 +160,7 @@ class OutsideBracket(ValueError):
 
 def headroom(
     run: Callable[[float, int], SimulationResult],
-    levels: Sequence[ServiceLevel],
+    levels: Sequence[LatencyObjective],
     *,
     low: float = 0.1,
     high: float = 10.0,
@@ -213,7 +206,7 @@ def headroom(
         ok = beyond is None and worst <= 1.0
         if beyond is not None:
             label = f"{beyond}: {RANGE_FAILURE}"
-        seen[m, s] = (ok, label, worst, *_bottleneck(res))
+        seen[m, s] = (ok, label, worst, *res.bottleneck())
         return ok
 
     lowest, highest = (math.ceil(low), math.floor(high)) if integer else (low, high)
@@ -259,7 +252,7 @@ def headroom(
         if r == 0:
             _, label, ratio, component, util = seen[hi, s]
     x = np.asarray(answers)
-    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    half = half_width(x, confidence)
     if not integer:  # each answer is known only to within its final bracket
         half += float(x.mean()) * tolerance / 2
     return Headroom(

@@ -22,7 +22,7 @@ architecture keeps up with that plateau, which the class's latency service level
 multiplier (closed-loop workers rounded to whole workers, at least one; open-loop rates scaled), the
 data each class addresses unchanged. ``placement`` maps each workload kind to the volume(s) of an
 architecture; a class placed on several volumes is split evenly across them and recorded as one IO
-class per volume, which its :class:`~storagelab.analysis.headroom.ServiceLevel` measures together.
+class per volume, which its :class:`~storagelab.analysis.headroom.LatencyObjective` measures together.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from storagelab.analysis.headroom import ServiceLevel, percentile_of
+from storagelab.analysis.headroom import LatencyObjective, percentile_of
 from storagelab.components.extent import Extent
+from storagelab.input_files import problems, read_yaml
 from storagelab.kernel.component import Component
 from storagelab.kernel.sources import Source
 from storagelab.workloads import applications as apps
@@ -160,31 +160,21 @@ class WorkloadMix(_Strict):
         try:
             return cls.model_validate(data)
         except ValidationError as err:
-            lines = [
-                f"  key {'.'.join(str(p) for p in e['loc']) or '(top level)'!r}: {e['msg']}"
-                + ("" if e["type"] == "missing" else f" (got {e['input']!r})")
-                for e in err.errors()
-            ]
+            lines = [f"  key {p.key!r}: {p.message}{p.given}" for p in problems(err)]
             raise ValueError(f"{source}: invalid workload mix\n" + "\n".join(lines)) from None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> WorkloadMix:
         """Read and validate a mix from a YAML file (the whole file, or its ``mix:`` key)."""
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"{path}: workload mix file not found")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as err:
-            raise ValueError(f"{path}: not valid YAML: {err}") from None
+        data = read_yaml(path, ValueError, "workload mix file not found")
         if isinstance(data, dict) and "mix" in data:
             data = data["mix"]
         return cls.from_mapping(data, str(path))
 
-    def service_levels(self, placement: Mapping[str, Sequence[str]]) -> list[ServiceLevel]:
+    def service_levels(self, placement: Mapping[str, Sequence[str]]) -> list[LatencyObjective]:
         """Each class's service level, measured over the IO classes it is recorded as under ``placement``."""
         return [
-            ServiceLevel(c.name, c.service_level.metric, c.service_level.limit_ms,
+            LatencyObjective(c.name, c.service_level.metric, c.service_level.limit_ms,
                          members=tuple(_io_classes(c.name, _volumes(placement, c))))
             for c in self.classes
         ]  # fmt: skip

@@ -24,7 +24,6 @@ from storagelab.calibration.claims import (
     Point,
     Replications,
     Scenario,
-    interval,
     settle_claims,
     tabulate,
 )
@@ -35,7 +34,6 @@ __all__ = [
     "CalibrationResult",
     "Point",
     "Scenario",
-    "interval",
     "run_scenarios",
 ]  # fmt: skip
 

@@ -33,10 +33,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
 
-import numpy as np
 import polars as pl
-from scipy import stats
 
+from storagelab.kernel.replications import interval
 from storagelab.provenance import capacity_scale
 from storagelab.published import datasets, units
 
@@ -179,18 +178,6 @@ class Scenario:
     name: str
     points: tuple[Point, ...]
     run: Callable[[int, bool], dict[str, float]]
-
-
-def interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of independent replications (NaN interval for one)."""
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        return math.nan, math.nan, math.nan
-    m = float(x.mean())
-    if x.size < 2:
-        return m, math.nan, math.nan
-    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return m, m - half, m + half
 
 
 @dataclass(frozen=True)

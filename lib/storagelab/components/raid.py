@@ -1,8 +1,8 @@
 """RAID layouts: how one IO to an array becomes IOs to its member disks, by stripe geometry.
 
 A layout's :meth:`~RaidLayout.plan` turns ``(is_read, address, size)`` (bytes, on the array's logical
-address space) into a list of :class:`Phase`: phases run one after another, the :class:`MemberOp` in a
-phase run in parallel, and a phase is complete when ``all`` its ops are (or, with join ``"any"``, when
+address space) into a list of :class:`RaidStep`: steps run one after another, the :class:`MemberOp` in a
+step run in parallel, and a step is complete when ``all`` its ops are (or, with join ``"any"``, when
 the first one is). Member addresses are byte offsets on the member disk.
 
 Geometry: the logical space is cut into stripe units of ``stripe_unit`` bytes (the "chunk"); a stripe
@@ -34,7 +34,7 @@ class MemberOp(NamedTuple):
     size: int
 
 
-class Phase(NamedTuple):
+class RaidStep(NamedTuple):
     """A set of member IOs issued together; complete when ``all`` are done, or the first (``any``)."""
 
     join: Join
@@ -76,7 +76,7 @@ class RaidLayout:
         _positive_int("member_capacity", member_capacity, self.stripe_unit, "bytes, at least one stripe unit")
         return member_capacity // self.stripe_unit * self.stripe_width
 
-    def plan(self, is_read: bool, address: int, size: int) -> list[Phase]:
+    def plan(self, is_read: bool, address: int, size: int) -> list[RaidStep]:
         """The member IOs that serve one array IO, phase by phase."""
         raise NotImplementedError
 
@@ -113,16 +113,16 @@ class Raid0(RaidLayout):
         self.stripe_unit = _positive_int("stripe_unit", stripe_unit, 1, "bytes")
         self.data_units = self.members
 
-    def plan(self, is_read: bool, address: int, size: int) -> list[Phase]:
+    def plan(self, is_read: bool, address: int, size: int) -> list[RaidStep]:
         """One phase: one op per stripe unit touched."""
         _check_io(is_read, address, size)
         su = self.stripe_unit
         u, off = divmod(address, su)
         if off + size <= su:  # within one stripe unit (most small IOs): one op, no segment walk
             s, j = divmod(u, self.data_units)
-            return [Phase("all", (MemberOp(j, is_read, s * su + off, size),))]
+            return [RaidStep("all", (MemberOp(j, is_read, s * su + off, size),))]
         ops = tuple(MemberOp(j, is_read, s * su + off, n) for s, j, off, n in self._segments(address, size))
-        return [Phase("all", ops)]
+        return [RaidStep("all", ops)]
 
 
 class Raid10(RaidLayout):
@@ -188,7 +188,7 @@ class Raid10(RaidLayout):
             return a if pending[a] < pending[b] else b
         return a if abs(end[a] - address) <= abs(end[b] - address) else b
 
-    def plan(self, is_read: bool, address: int, size: int) -> list[Phase]:
+    def plan(self, is_read: bool, address: int, size: int) -> list[RaidStep]:
         """Writes: both mirrors of every unit touched, one phase. Reads: see the class docstring."""
         _check_io(is_read, address, size)
         su = self.stripe_unit
@@ -201,10 +201,10 @@ class Raid10(RaidLayout):
                 ops.append(MemberOp(2 * i, False, a, n))
                 ops.append(MemberOp(2 * i + 1, False, a, n))
                 end[2 * i] = end[2 * i + 1] = a + n
-            return [Phase("all", tuple(ops))]
+            return [RaidStep("all", tuple(ops))]
         if self.read_policy == "first":
             return [
-                Phase(
+                RaidStep(
                     "any",
                     (MemberOp(2 * i, True, s * su + off, n), MemberOp(2 * i + 1, True, s * su + off, n)),
                 )
@@ -217,13 +217,13 @@ class Raid10(RaidLayout):
                 m = self._balanced(i, a)
                 end[m] = a + n
                 ops.append(MemberOp(m, True, a, n))
-            return [Phase("all", tuple(ops))]
+            return [RaidStep("all", tuple(ops))]
         nxt = self._next_mirror
         for s, i, off, n in segs:
             m = nxt[i]
             nxt[i] = 1 - m
             ops.append(MemberOp(2 * i + m, True, s * su + off, n))
-        return [Phase("all", tuple(ops))]
+        return [RaidStep("all", tuple(ops))]
 
     def __repr__(self) -> str:
         return f"Raid10(mirror_pairs={self.mirror_pairs}, stripe_unit={self.stripe_unit}, read_policy={self.read_policy!r})"
@@ -251,7 +251,7 @@ class _ParityRaid(RaidLayout):
         n = self.members
         return (n - 1 - stripe % n + self.parity + j) % n
 
-    def plan(self, is_read: bool, address: int, size: int) -> list[Phase]:
+    def plan(self, is_read: bool, address: int, size: int) -> list[RaidStep]:
         """Reads: one op per unit touched. Writes: full-stripe writes and read-modify-write (module doc)."""
         _check_io(is_read, address, size)
         su, n, k, npar = self.stripe_unit, self.members, self.data_units, self.parity
@@ -260,7 +260,7 @@ class _ParityRaid(RaidLayout):
             ops = []
             for s, j, off, ln in segs:
                 ops.append(MemberOp((n - 1 - s % n + npar + j) % n, True, s * su + off, ln))
-            return [Phase("all", tuple(ops))]
+            return [RaidStep("all", tuple(ops))]
         first: list[MemberOp] = []  # RMW reads and full-stripe writes
         second: list[MemberOp] = []  # RMW writes
         i, total = 0, len(segs)
@@ -293,9 +293,9 @@ class _ParityRaid(RaidLayout):
                 first.append(MemberOp(m, True, base + lo, hi - lo))
                 second.append(MemberOp(m, False, base + lo, hi - lo))
             i = end
-        phases = [Phase("all", tuple(first))]
+        phases = [RaidStep("all", tuple(first))]
         if second:
-            phases.append(Phase("all", tuple(second)))
+            phases.append(RaidStep("all", tuple(second)))
         return phases
 
 

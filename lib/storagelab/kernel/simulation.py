@@ -11,6 +11,7 @@ name, so the same seed gives identical results in any process.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,6 +63,22 @@ class SimulationResult:
     def components(self) -> pl.DataFrame:
         """Per-component statistics (long format: component, statistic, value)."""
         return self.component_stats
+
+    def utilisations(self) -> pl.DataFrame:
+        """Each component's utilisation (the share of the measured time its servers were busy, per
+        server), busiest first: columns component, value."""
+        return (
+            self.component_stats.filter(pl.col("statistic") == "utilisation")
+            .sort("value", descending=True)
+            .select("component", "value")
+        )
+
+    def bottleneck(self) -> tuple[str, float]:
+        """The busiest component and its utilisation (``("", nan)`` if no component reports one)."""
+        util = self.utilisations()
+        if util.is_empty():
+            return "", math.nan
+        return str(util["component"][0]), float(util["value"][0])
 
     def littles_law(self) -> pl.DataFrame:
         """Per source: time-averaged IOs in system L against lambda x W from completions and latencies."""

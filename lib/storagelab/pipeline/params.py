@@ -12,10 +12,10 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from storagelab.analysis.workload_mix import WorkloadMix
+from storagelab.input_files import problems, read_yaml
 
 if TYPE_CHECKING:
     from storagelab.analysis.comparison import Candidate
@@ -452,26 +452,18 @@ def validate_params(schema: type[NotebookParams], values: dict[str, Any], source
         model = schema.model_validate(values)
     except ValidationError as err:
         lines = []
-        for e in err.errors():
-            key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-            top = str(e["loc"][0]) if e["loc"] else ""
-            given = "" if e["type"] == "missing" else f" (got {e['input']!r})"
-            if e["loc"]:
-                lines.append(f"  key {key!r}: {e['msg']}{given}; {_allowed(schema, top)}")
+        for p in problems(err):
+            if p.loc:
+                lines.append(f"  key {p.key!r}: {p.message}{p.given}; {_allowed(schema, str(p.loc[0]))}")
             else:  # a rule across keys
-                lines.append(f"  {e['msg']}")
+                lines.append(f"  {p.message}")
         raise ParamsError(f"{source}: invalid parameters\n" + "\n".join(lines)) from None
     return model.model_dump(mode="json")
 
 
 def read_params_file(path: Path) -> dict[str, Any]:
     """Read a YAML params file safely; it must hold a mapping of parameter names to values."""
-    if not path.is_file():
-        raise ParamsError(f"{path}: params file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ParamsError(f"{path}: not valid YAML: {err}") from None
+    data = read_yaml(path, ParamsError, "params file not found")
     if data is None:
         return {}
     if not isinstance(data, dict):

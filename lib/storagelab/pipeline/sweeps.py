@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from storagelab.input_files import problems, read_yaml
 from storagelab.pipeline.results_store import ResultsStore, code_version, run_key
 
 
@@ -101,21 +101,13 @@ def load_spec(spec: str | os.PathLike | Mapping[str, Any]) -> tuple[SweepSpec, s
     else:
         path = Path(spec)
         source = str(path)
-        if not path.is_file():
-            raise SweepError(f"{path}: sweep spec not found")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as err:
-            raise SweepError(f"{path}: not valid YAML: {err}") from None
+        data = read_yaml(path, SweepError, "sweep spec not found")
         if not isinstance(data, dict):
             raise SweepError(f"{path}: a sweep spec is a mapping (name, scenario or notebook, grid or points, seeds)")
     try:
         return SweepSpec.model_validate(data), source
     except ValidationError as err:
-        lines = []
-        for e in err.errors():
-            key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-            lines.append(f"  key {key!r}: {e['msg']}")
+        lines = [f"  key {p.key!r}: {p.message}" for p in problems(err)]
         raise SweepError(f"{source}: invalid sweep spec\n" + "\n".join(lines) + "\n  allowed keys: "
                          + ", ".join(SweepSpec.model_fields)) from None  # fmt: skip
 

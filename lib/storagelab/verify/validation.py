@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from storagelab import theory
 from storagelab.components import cache_policies
 from storagelab.kernel.composition import Path
 from storagelab.kernel.disciplines import PriorityByClass
+from storagelab.kernel.replications import interval
 from storagelab.kernel.service import Deterministic, Exponential, Gamma
 from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
@@ -24,7 +24,7 @@ from storagelab.kernel.station import Station
 
 
 @dataclass(frozen=True)
-class Scenario:
+class ValidationCase:
     """A system with a known mean response time (ms): how to build it and what theory says."""
 
     name: str
@@ -34,7 +34,7 @@ class Scenario:
     cls: str | None = None
 
 
-def queueing_scenarios() -> list[Scenario]:
+def queueing_scenarios() -> list[ValidationCase]:
     """M/M/1, M/M/4, M/D/1, M/G/1 and two priority classes, all at 70–90 % utilisation."""
     out = []
     for servers, rho in ((1, 0.7), (4, 0.9)):
@@ -45,7 +45,7 @@ def queueing_scenarios() -> list[Scenario]:
             return st, [OpenSource("arrivals", st, FixedSampler(), rate=lam)]
 
         out.append(
-            Scenario(
+            ValidationCase(
                 f"M/M/{servers}, rho={rho}",
                 "Erlang C",
                 build,
@@ -59,7 +59,7 @@ def queueing_scenarios() -> list[Scenario]:
             return st, [OpenSource("arrivals", st, FixedSampler(), rate=700.0)]
 
         out.append(
-            Scenario(
+            ValidationCase(
                 f"{name}, rho=0.7",
                 "Pollaczek-Khinchine",
                 build,
@@ -77,7 +77,7 @@ def queueing_scenarios() -> list[Scenario]:
     waits = theory.cobham_priority_waits(list(rates.values()), [mean_s] * 2, [2 * mean_s**2] * 2)
     for (cls, _), w in zip(rates.items(), waits, strict=True):
         out.append(
-            Scenario(
+            ValidationCase(
                 f"priority M/M/1, rho=0.75, class {cls}", "Cobham", build_priority, 1e3 * (w + mean_s), cls
             )
         )
@@ -102,11 +102,6 @@ def replicate(
     return np.asarray(values)
 
 
-def _ci(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    half = stats.t.ppf(0.5 + confidence / 2, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
-    return float(values.mean()), float(values.mean() - half), float(values.mean() + half)
-
-
 def _mean_ms(cls: str | None) -> Callable[[SimulationResult], float]:
     def metric(res: SimulationResult) -> float:
         s = res.summary()
@@ -129,7 +124,7 @@ def validate_queueing(
         vals = replicate(
             sc.build, _mean_ms(sc.cls), replications=replications, duration=duration, warmup=warmup, seed=seed
         )
-        mean, lo, hi = _ci(vals, confidence)
+        mean, lo, hi = interval(vals, confidence)
         rows.append(
             {
                 "scenario": sc.name,
@@ -174,7 +169,7 @@ def validate_mva(
             warmup=warmup,
             seed=seed,
         )
-        mean, lo, hi = _ci(vals, confidence)
+        mean, lo, hi = interval(vals, confidence)
         x = float(exact.throughput[n - 1])
         rows.append(
             {

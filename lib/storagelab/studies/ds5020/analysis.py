@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from storagelab.calibration.claims import interval
+from storagelab.kernel.replications import interval
 from storagelab.studies.ds5020.claims import _mean_ms, _times, _total
 from storagelab.studies.ds5020.preset import ds5020
 from storagelab.studies.ds5020.workloads import tile_workload

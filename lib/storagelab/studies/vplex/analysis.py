@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from storagelab.calibration import interval
 from storagelab.components.replication import LinkLoss, LinkRestore, SiteLoss
 from storagelab.kernel import FixedSampler, OpenSource
+from storagelab.kernel.replications import interval
 from storagelab.kernel.simulation import simulate
 from storagelab.studies.vplex import preset
 

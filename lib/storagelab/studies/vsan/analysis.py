@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from storagelab.calibration.claims import interval, published_rows
+from storagelab.calibration.claims import published_rows
+from storagelab.kernel.replications import interval
 from storagelab.studies.vsan import preset
 from storagelab.studies.vsan.claims import (
     DRIVES_PER_HOST,
