@@ -317,13 +317,13 @@ class WriteBackBuffer(Component):
 
     def reset_stats(self) -> None:
         if getattr(self, "_done", None):  # destages that ended before now belong to the warm-up
-            self._retire(self.env._now)
+            self._retire(self.env.now)
         self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
 
     def submit(self, io: IORequest) -> Event:
         done = self._done
-        if done and done[0][0] <= self.env._now:
-            self._retire(self.env._now)
+        if done and done[0][0] <= self.env.now:
+            self._retire(self.env.now)
         if io.is_read:
             self.reads += 1
             dirty = self._dirty_blocks
@@ -381,7 +381,7 @@ class WriteBackBuffer(Component):
             self._destaging = True
         if not self._destaging and not self._waiting:
             return
-        now = self.env._now
+        now = self.env.now
         while self._queue and self._in_flight < self.destage_concurrency:
             if self.flush_rate is not None and self._next_flush > now:
                 if not self._flush_timer:
@@ -458,18 +458,18 @@ class WriteBackBuffer(Component):
             end = done[0][0]
             if self._wake_at is None or end < self._wake_at:
                 self._wake_at = end
-                completion_in(self.env, end - self.env._now, end).callbacks.append(self._wake)
+                completion_in(self.env, end - self.env.now, end).callbacks.append(self._wake)
 
     def _wake(self, ev: Event) -> None:
         if ev._value == self._wake_at:
             self._wake_at = None
-        self._retire(self.env._now)
+        self._retire(self.env.now)
         self._admit_waiting()
         self._kick_timed()
 
     def stats(self, elapsed: float) -> dict[str, float]:
         if self._done:
-            self._retire(self.env._now)
+            self._retire(self.env.now)
         return {
             "writes": float(self.writes),
             "destaged": float(self.destaged),

@@ -85,7 +85,7 @@ class WriteCoalescer(Component):
 
     def _flush(self, nbytes: int) -> None:
         self._generation += 1
-        io = IORequest(False, nbytes, self._head, cls="coalesced", submitted=self.env._now)
+        io = IORequest(False, nbytes, self._head, cls="coalesced", submitted=self.env.now)
         self._head += nbytes
         self.segments_out += 1
         self.bytes_out += nbytes

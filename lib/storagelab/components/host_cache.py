@@ -112,7 +112,7 @@ class HostFlashCache(ReadCache):
         self._timeline = _Timeline(self.interval)
 
     def _count(self, k: int) -> None:
-        self._timeline.count(self.env._now, k)
+        self._timeline.count(self.env.now, k)
 
     def _hit(self, io: IORequest) -> Event:
         self._count(0)
@@ -177,7 +177,7 @@ class WarmHostCache(Component):
             return next(self._u)
 
     def submit(self, io: IORequest) -> Event:
-        now = self.env._now
+        now = self.env.now
         if not io.is_read:
             return join_all(self.env, [self.backend.submit(io), self.card.submit(io.child())], io)
         if self.hit_ratio >= 1.0 or (self.hit_ratio > 0.0 and self._uniform() < self.hit_ratio):
@@ -189,7 +189,7 @@ class WarmHostCache(Component):
         return ev
 
     def _fill(self, io: IORequest) -> None:
-        self._timeline.count(self.env._now, 2)
+        self._timeline.count(self.env.now, 2)
         self.card.submit(io.child(is_read=False))
 
     def timeline(self) -> pl.DataFrame:

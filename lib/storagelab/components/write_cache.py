@@ -179,7 +179,7 @@ class WriteBackCache(Component):
 
     def _warm_start(self, _ev: Event) -> None:
         """Top the dirty set up to a long run's (see :class:`WriteCachePool`)."""
-        watched = self.env._now - self._first_write
+        watched = self.env.now - self._first_write
         rate = self._new_blocks / watched
         n = min(int(self.start_level), int(rate * self.pool.flush_age), self.volume_blocks)
         extra = n - len(self._since)
@@ -195,7 +195,7 @@ class WriteBackCache(Component):
         else:
             draw = self.rng.choice(self.volume_blocks, size=min(self.volume_blocks, 2 * extra + 16), replace=False)
             blocks = [b for b in draw.tolist() if b not in since and b not in self._flushing][:extra]
-            oldest = min(self.env._now - n / rate, self._first_write)
+            oldest = min(self.env.now - n / rate, self._first_write)
             ages = self.rng.uniform(oldest, self._first_write, size=len(blocks)).tolist()
         # the added blocks oldest first, then those already dirty (younger): insertion stays in age order
         merged = {b: t for t, b in sorted(zip(ages, blocks, strict=True))}
@@ -233,10 +233,10 @@ class WriteBackCache(Component):
         if not new:
             self.coalesced += 1
         if self._first_write is None:
-            self._first_write = self.env._now
+            self._first_write = self.env.now
             if self.pool.warm_start > 0:
                 completion_in(self.env, self.pool.warm_start, None).callbacks.append(self._warm_start)
-        if self.pool.warm_start > 0 and self.env._now - self._first_write < self.pool.warm_start:
+        if self.pool.warm_start > 0 and self.env.now - self._first_write < self.pool.warm_start:
             self._new_blocks += len(new)
             self._sequential_blocks += sum(1 for b in new if b - 1 in self._since or b - 1 in new)
         if not self._waiting and self.dirty_blocks + len(new) <= self.limit:
@@ -249,7 +249,7 @@ class WriteBackCache(Component):
         return ev
 
     def _admit(self, new: list[int]) -> None:
-        now = self.env._now
+        now = self.env.now
         since = self._since
         for b in new:
             since[b] = now
@@ -274,7 +274,7 @@ class WriteBackCache(Component):
             # wake when the oldest dirty block ages out (while aged blocks remain, completions drive it)
             self._age_timer = True
             oldest = next(iter(self._since.values()))
-            completion_in(self.env, oldest + self.pool.flush_age - self.env._now, None).callbacks.append(self._age_due)
+            completion_in(self.env, oldest + self.pool.flush_age - self.env.now, None).callbacks.append(self._age_due)
 
     def _depth(self) -> int:
         """Destage IOs allowed in flight: linear threshold scheduling (Gill and Modha, "WOW: Wise
@@ -295,7 +295,7 @@ class WriteBackCache(Component):
         """Whether the oldest dirty block has been dirty for the flush age (to within 1 ns, so the
         timer set for that moment finds it due despite rounding)."""
         since = self._since
-        return bool(since) and next(iter(since.values())) + self.pool.flush_age <= self.env._now + 1e-9
+        return bool(since) and next(iter(since.values())) + self.pool.flush_age <= self.env.now + 1e-9
 
     def _age_due(self, _ev: Event) -> None:
         self._age_timer = False
@@ -331,7 +331,7 @@ class WriteBackCache(Component):
             self._cursor = run[-1] + 1
         self._in_flight += 1
         self.destages += 1
-        io = IORequest(False, len(run) * self.block, first * self.block, cls="destage", submitted=self.env._now)
+        io = IORequest(False, len(run) * self.block, first * self.block, cls="destage", submitted=self.env.now)
         io.tag = run
         self.backend.submit(io).callbacks.append(self._destaged)
 

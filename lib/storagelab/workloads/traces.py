@@ -152,7 +152,7 @@ class TraceSource(Source):
         completion_in(self.env, self._times[0], None).callbacks.append(self._arrive)
 
     def _arrive(self, _ev) -> None:
-        times, now = self._times, self.env._now
+        times, now = self._times, self.env.now
         while self._i < len(times) and times[self._i] <= now + 1e-12:
             self._issue()
             self._i += 1
