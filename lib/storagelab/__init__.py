@@ -1,21 +1,19 @@
 """storagelab: storage architectures under virtualized mixed workloads, simulated and checked against
 published results.
 
-Published wing: :mod:`storagelab.published.datasets` (the five studies' numbers with provenance),
-:mod:`storagelab.published.curves` (fits with confidence intervals and residuals), :mod:`storagelab.published.units`.
+The package is built in rooms; each imports only the rooms below it (``lint-imports`` checks it):
 
-Simulated wing: :mod:`storagelab.kernel` (IOs, stations, disciplines, links, fork/join, sources, metrics),
-:mod:`storagelab.devices`, :mod:`storagelab.components.raid`, :mod:`storagelab.components`,
-:mod:`storagelab.workloads` (access specs and the studies' applications), :mod:`storagelab.provenance`
-(parameters and their origins), :mod:`storagelab.studies` (one home per study: its preset, workloads,
-claims and notebook helpers), :mod:`storagelab.architectures` (every preset by name, with overrides),
-:func:`storagelab.simulate`, and :mod:`storagelab.theory` / :mod:`storagelab.verify.validation` for checking the
-kernel.
-
-Where the two meet: :mod:`storagelab.calibration` (each preset against the published claims it reproduces:
-fitted, predicted or derived, informative or insensitive).
-
-Pipeline: :mod:`storagelab.charts` (Altair charts and notebook display) and :mod:`storagelab.pipeline`.
+- bottom: :mod:`~storagelab.published` (the studies' numbers with provenance, units, fitted curves; knows
+  nothing of simulation), :mod:`~storagelab.kernel` (IOs, stations, disciplines, links, fork/join, sources,
+  metrics, :func:`simulate`), :mod:`~storagelab.theory` (closed forms), :mod:`~storagelab.input_files`;
+- :mod:`~storagelab.provenance` (a parameter with its origin), :mod:`~storagelab.devices` and
+  :mod:`~storagelab.workloads`, :mod:`~storagelab.components` and :mod:`~storagelab.qos`;
+- :mod:`~storagelab.charts`, :mod:`~storagelab.calibration` (the engine: claims and their scoring),
+  :mod:`~storagelab.architectures` (topology, parameter sets, host-cache and two-site transforms),
+  :mod:`~storagelab.analysis` (headroom, four corners, workload mixes, comparison, QoS promises);
+- :mod:`~storagelab.studies` (one home per source study, the registry of presets, their calibration),
+  :mod:`~storagelab.pipeline` (params, notebooks, report, sweeps), :mod:`~storagelab.verify` (validation,
+  benchmark), :mod:`~storagelab.cli`.
 """
 
 import importlib

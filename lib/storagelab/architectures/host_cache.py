@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.compose import extend
 from storagelab.architectures.topology import Topology
 from storagelab.components.host_cache import Guests, HostFlashCache, WarmHostCache, partition
 from storagelab.kernel.component import Component
@@ -84,13 +84,7 @@ def with_host_cache(
     bad = {v: n for v, n in volumes.items() if not (isinstance(n, int) and n >= 1)}
     if bad:
         raise ValueError(f"{name}: guests per volume must be whole numbers >= 1, got {bad}")
-    own = host_cache_params()
-    clash = set(own) & set(topology.params)
-    if clash:
-        raise ValueError(f"{name}: the preset already has parameters named {', '.join(sorted(clash))}")
-    p = ParamSet(name, {**own, **topology.params.declared()}, overrides)
-    for k in topology.params:  # read when the preset was built
-        p[k]
+    p = extend(topology, name, host_cache_params(), overrides)
     device = p.device("host_cache_card")
     card = Station("cache card", device)
     total_guests = sum(volumes.values())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.compose import extend
 from storagelab.architectures.topology import Topology
 from storagelab.components.replication import (
     AsyncReplica,
@@ -74,17 +74,6 @@ def _pair(build: Callable[[], Topology]) -> tuple[Topology, Topology]:
     return a, b
 
 
-def _params(name: str, kind: str, site: Topology, overrides: dict) -> ParamSet:
-    own = replication_params(kind)
-    clash = set(own) & set(site.params)
-    if clash:
-        raise ValueError(f"{name}: the preset already has parameters named {', '.join(sorted(clash))}")
-    p = ParamSet(name, {**own, **site.params.declared()}, overrides)
-    for k in site.params:  # read by the preset when it built both sites
-        p[k]
-    return p
-
-
 def metro(
     build: Callable[[], Topology],
     *,
@@ -99,7 +88,7 @@ def metro(
     :mod:`storagelab.components.replication`. ``parts[<volume>]`` is each volume's mirror."""
     a, b = _pair(build)
     name = f"Metro pair of {a.name}"
-    p = _params(name, "metro", a, overrides)
+    p = extend(a, name, replication_params("metro"), overrides)
     wan = WanLink("inter-site WAN", p["wan_bandwidth"].si, p["wan_rtt"].si)
     parts: dict[str, Component] = {"wan": wan}
     volumes: dict[str, Component] = {}
@@ -126,7 +115,7 @@ def async_pair(
     ``parts[<volume>]`` is each volume's replica."""
     a, b = _pair(build)
     name = f"Asynchronous pair of {a.name}"
-    p = _params(name, "async", a, overrides)
+    p = extend(a, name, replication_params("async"), overrides)
     wan = WanLink("inter-site WAN", p["wan_bandwidth"].si, p["wan_rtt"].si)
     parts: dict[str, Component] = {"wan": wan}
     volumes: dict[str, Component] = {}

@@ -21,9 +21,11 @@ host ports (one store-and-forward hop, as natively).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
+from storagelab.architectures.two_sites import replication_params
 from storagelab.components import raid
 from storagelab.components.cache import ReadCache
 from storagelab.components.flash import flash_drive
@@ -155,15 +157,17 @@ def vplex_params(engines: int = 2, mode: str = "local") -> dict[str, Param]:
     }
     if mode == "local":
         return out
+    # the two-site parameters every site pair has (storagelab.architectures.two_sites), with VPLEX's sources
+    pair = replication_params("metro")
     out |= {
-        "wan_rtt": Param(1.0, "ms", "document", f"{_DOC}: the Metro tests ran 'with an RTT latency of 0 "
-                         "milliseconds and an RTT latency of 1 millisecond'", low=0.0),
-        "wan_bandwidth": Param(1250, "MB/s", "assumption", "one 10 Gb/s inter-cluster link (the WAN COM module "
-                               "has two 10 GbE ports per director, but the study does not state the WAN it "
-                               "tested)", capacity="rate"),
-        "detection_time": Param(5, "s", "assumption", "time before the preferred cluster continues alone after "
-                                "losing its peer (VPLEX's detach delay, recalled as 5 s; not in the document)",
-                                low=0.0),
+        "wan_rtt": replace(pair["wan_rtt"], origin="document", source=f"{_DOC}: the Metro tests ran 'with an RTT "
+                           "latency of 0 milliseconds and an RTT latency of 1 millisecond'"),
+        "wan_bandwidth": replace(pair["wan_bandwidth"], source="one 10 Gb/s inter-cluster link (the WAN COM module "
+                                 "has two 10 GbE ports per director, but the study does not state the WAN it "
+                                 "tested)"),
+        "detection_time": replace(pair["detection_time"], source="time before the preferred cluster continues alone "
+                                  "after losing its peer (VPLEX's detach delay, recalled as 5 s; not in the "
+                                  "document)"),
     }
     if mode == "metro":
         return out
