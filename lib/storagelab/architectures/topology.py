@@ -22,13 +22,16 @@ class Topology:
     ``document``, ``device-physics``, ``datasheet``, ``fit`` with the points it was fitted on,
     ``assumption`` or ``user``). Building the topology refuses a declared parameter the preset never
     read. ``parts`` names components worth inspecting after a run (a replication's timeline and RPO, a
-    link). Components belong to one run: call the preset again for the next one."""
+    link); ``roles`` groups components by what they are (``"drives"``, ``"write logs"``, ``"front end"``...),
+    so that an analysis finds them by role (:meth:`role_stats`), not by their names. Components belong to
+    one run: call the preset again for the next one."""
 
     name: str
     volumes: dict[str, Component]
     params: ParamSet
     notes: str = ""
     parts: dict[str, Component] = field(default_factory=dict)
+    roles: dict[str, list[Component]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.params, ParamSet):
@@ -39,6 +42,15 @@ class Topology:
     def fitted_on(self) -> dict[str, tuple[str, ...]]:
         """Per fitted parameter, the published points (``datasets/`` row ids) it was fitted on."""
         return {k: p.fitted_on for k, p in self.params.declared().items() if p.origin == "fit"}
+
+    def role_stats(self, result: SimulationResult, role: str, statistic: str | None = None) -> pl.DataFrame:
+        """The per-component statistics of ``result`` (a run of this topology) for the components in
+        ``role``: one ``statistic``, or all (columns component, statistic, value)."""
+        if role not in self.roles:
+            raise KeyError(f"topology {self.name!r} has no role {role!r}; its roles: {', '.join(self.roles) or 'none'}")
+        names = [c.name for c in self.roles[role]]
+        stats = result.components().filter(pl.col("component").is_in(names))
+        return stats if statistic is None else stats.filter(pl.col("statistic") == statistic)
 
     def param(self, name: str) -> Param:
         """One parameter as declared (with overrides)."""

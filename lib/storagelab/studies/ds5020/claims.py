@@ -7,6 +7,7 @@ import math
 
 import polars as pl
 
+from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
 from storagelab.kernel.simulation import SimulationResult
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
@@ -151,9 +152,10 @@ def scenarios() -> list[Scenario]:
         t = {"duration": 1.0, "warmup": 0.25} if quick else {"duration": 10.0, "warmup": 1.0}
         mbps, share = {}, {}
         for hp in (8, 4):
-            res = ds5020_characterization(hp).run(characterization_workload(), seed=seed, **t)
+            topo = ds5020_characterization(hp)
+            res = topo.run(characterization_workload(), seed=seed, **t)
             mbps[hp] = _total(res, "seq", "mb_per_s")
-            share[hp] = _cache_share(res)
+            share[hp] = _cache_share(topo, res)
         return {
             "ds5020-char-throughput": mbps[8] / 1e3,
             "ds5020-char-cache-share": share[8],
@@ -196,9 +198,9 @@ def scenarios() -> list[Scenario]:
     return out
 
 
-def _cache_share(res: SimulationResult) -> float:
+def _cache_share(topo: Topology, res: SimulationResult) -> float:
     """% of the reads the controllers' read caches served (hits and delayed hits, not misses)."""
-    c = res.components().filter(pl.col("component").str.ends_with("read cache"))
+    c = topo.role_stats(res, "read caches")
     total = c.filter(statistic="read_ios")["value"].sum()
     misses = c.filter(statistic="read_misses")["value"].sum()
     return 100 * (1 - misses / total) if total else math.nan

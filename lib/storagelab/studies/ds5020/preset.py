@@ -165,6 +165,7 @@ class _Volumes:
 
     def __init__(self, p: ParamSet, drives_needed: int, volumes: int) -> None:
         self.p = p
+        self.read_caches: list[Component] = []  # each volume's controller read cache, as built
         if drives_needed > p["drives"].value:
             raise ValueError(
                 f"preset {p.preset!r}: the layout needs {drives_needed} drives, but drives = {p['drives'].value:g}"
@@ -249,6 +250,7 @@ class _Volumes:
                 write_policy="update",  # written data stay in controller memory, readable
                 read_ahead_to=self.read_ahead_to, volume_bytes=volume_bytes,
             )  # fmt: skip
+            self.read_caches.append(cache)
         ports = self.ports[c]
         host = Delay(f"{name} host IO stack", self.host_io_time)
         return Path(name, [host, ports[n % len(ports)], self.controllers[c], cache])
@@ -274,7 +276,7 @@ def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology
         for t in range(1, tiles + 1)
         for kind, (level, drives) in TILE_LAYOUT.items()
     }
-    return Topology(name, volumes, p)
+    return Topology(name, volumes, p, roles={"read caches": build.read_caches})
 
 
 def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topology:
@@ -284,7 +286,7 @@ def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topolog
     p = ParamSet(name, params(host_paths), overrides)
     build = _Volumes(p, 8 * 4, 8)
     volumes = {f"lun-{i}": build.volume(f"lun-{i}", "RAID-10", 4) for i in range(1, 9)}
-    return Topology(name, volumes, p)
+    return Topology(name, volumes, p, roles={"read caches": build.read_caches})
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

@@ -28,15 +28,12 @@ def scale_out(
             apps.ilio_extra_writes(desktops=n, span=n * 32 * 10**9),
         ])  # fmt: skip
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
-        res = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})}).run(
-            w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0
-        )
-        c = res.components()
+        topo = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})})
+        res = topo.run(w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0)
         tier2 = tier2_iops(res)
         rows.append({
             "desktops": n, "hosts": hosts, "tier1_iops": float(res.summary()["iops"].sum()), "tier2_iops": tier2,
-            "drive_utilisation": float(c.filter(pl.col("component").str.starts_with("NL-SAS")
-                                                & (pl.col("statistic") == "utilisation"))["value"].mean()),
+            "drive_utilisation": float(topo.role_stats(res, "drives", "utilisation")["value"].mean()),
             "baseline_iops": published_value("iom-eql-iops"),
         })  # fmt: skip
     return pl.DataFrame(rows)
@@ -87,11 +84,10 @@ def reduction_sweep(
             o[key] = (value, "GB") if key == "ilio_ram" else value
         topo = preset.equallogic(ilio=True, **o)
         res = topo.run(_vsi(desktops, extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
-        c = res.components()
         t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res)
-        link = c.filter((pl.col("component") == "1 GbE") & (pl.col("statistic") == "mb_per_s"))["value"][0]
-        drives = c.filter(pl.col("component").str.starts_with("NL-SAS") & (pl.col("statistic") == "utilisation"))
-        memory = c.filter(pl.col("component").str.starts_with("Atlantis ILIO") & (pl.col("statistic") == "memory_gb"))
+        link = topo.role_stats(res, "link", "mb_per_s")["value"][0]
+        drives = topo.role_stats(res, "drives", "utilisation")
+        memory = topo.role_stats(res, "ILIO", "memory_gb")
         rows.append({
             "axis": axis, "value": float(value), "desktops": desktops, "tier1_iops": t1, "tier2_iops": t2,
             "tier2_mb_s": float(link), "reduction_pct": 100 * (1 - t2 / t1),

@@ -25,6 +25,7 @@ from storagelab.components.data_reduction import InlineReduction, WriteCoalescer
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel import Delay, Link, Path, Station
+from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.workloads.content import ContentModel
 
@@ -118,10 +119,9 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si,
         duplex=False,
     )
-    array = Path(
-        "EqualLogic",
-        [Delay("iSCSI", p["iscsi_latency"].si), Link("1 GbE", p["link_rate"].si), controller, cache],
-    )
+    link = Link("1 GbE", p["link_rate"].si)
+    array = Path("EqualLogic", [Delay("iSCSI", p["iscsi_latency"].si), link, controller, cache])
+    roles: dict[str, list[Component]] = {"drives": list(drives), "link": [link]}
     volume = array
     if ilio:
         content = ContentModel(
@@ -131,6 +131,7 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         per_block = p["ilio_cpu_per_io"].si
         hosts = int(p["ilio_hosts"].value)
         instances = []
+        roles["ILIO"] = instances
         for h in range(1, hosts + 1):
             coalescer = WriteCoalescer(
                 f"ILIO write coalescing {h}", array, segment_bytes=int(p["ilio_segment"].si),
@@ -145,7 +146,7 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         # desktop its own range), each host's ILIO VM with its own RAM, CPUs and index
         volume = instances[0] if hosts == 1 else ReplicatedCluster("desktop hosts", instances, replicas=1,
                                                                    placement_bytes=1 << 30)  # fmt: skip
-    return Topology(name, {"vdi": volume}, p)
+    return Topology(name, {"vdi": volume}, p, roles=roles)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

@@ -77,10 +77,9 @@ def qos_off_and_on(
     for qos in (0, 1):
         topo, res = _storm_run(qos, quick=quick, seed=seed, overrides=overrides or {})
         label = "QoS on" if qos else "QoS off"
-        stats = res.components().filter(pl.col("statistic") == "utilisation")
-        drives = stats.filter(pl.col("component").str.starts_with("NL-SAS "))
+        drives = topo.role_stats(res, "drives", "utilisation")
         u = pl.concat([
-            stats.filter(pl.col("component").str.contains("port|processor|^ioMemory [AB]$")).select("component", "value"),
+            topo.role_stats(res, "front end", "utilisation").select("component", "value"),
             pl.DataFrame({"component": ["NL-SAS drives (mean)"], "value": [float(drives["value"].mean())]}),
         ])  # fmt: skip
         util.append(u.select("component", utilisation=pl.col("value")).with_columns(qos=pl.lit(label)))

@@ -29,6 +29,7 @@ from storagelab.architectures.host_cache import guest_caches, host_cache_params
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components import raid
+from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.extent import Extent, Lun
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
@@ -138,13 +139,14 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     }  # fmt: skip
     n_ports = int(p["iscsi_ports"].value)
     ports = [Link(f"10GbE port {i + 1}", p["port_rate"].si) for i in range(n_ports)]
-    cards = {}
+    cards, card_units = {}, []
     for sp in "AB":
         ssd = p.device("flash_device")
         ssd.capacity = int(p["flash_capacity"].si)
         # the tier's frames hold the hot data and the writes whatever their LUN address: the volumes'
         # addresses wrap over the 2.4 TB (the drives, RAID-10, bound how much data the array holds)
         card = flash_drive(f"ioMemory {sp}", ssd)
+        card_units.append(card.backend if isinstance(card, WriteBackBuffer) else card)  # the card's flash
         cards[sp] = Extent(f"ioMemory {sp} frames", card, length=ssd.capacity, wrap=True)
     n_hdd = int(p["hdd_count"].value)
     if p["hdd_raid"].value != 10 or n_hdd % 2:
@@ -185,7 +187,10 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         oltp, parts = caches, {**parts, "host cache": caches, "cache card": card}
         name += " + ioTurbine"
     volumes["oltp"] = Path("oltp host", [vcpus, oltp])
-    return Topology(name, volumes, p, parts=parts)
+    roles: dict[str, list[Component]] = {
+        "drives": hdds, "front end": [*ports, *sps.values(), *card_units], "host vCPUs": [vcpus],
+    }  # fmt: skip
+    return Topology(name, volumes, p, parts=parts, roles=roles)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

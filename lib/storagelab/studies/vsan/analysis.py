@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import polars as pl
 
+from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import published_rows
 from storagelab.kernel.replications import interval
+from storagelab.kernel.simulation import SimulationResult
 from storagelab.studies.vsan import preset
 from storagelab.studies.vsan.claims import (
     DRIVES_PER_HOST,
@@ -184,6 +188,11 @@ def destage_requirement(
     return pl.DataFrame(rows)
 
 
+def _role_values(topo: Topology, res: SimulationResult, role: str, statistic: str) -> pl.Series:
+    """``statistic`` of each of ``topo``'s components in ``role``, from ``res``."""
+    return topo.role_stats(res, role, statistic)["value"]
+
+
 def destage_load(
     vms: int = 64, *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None,
     drive_queueing: tuple[int, ...] = (1, 0),
@@ -199,26 +208,23 @@ def destage_load(
         for ordering in drive_queueing:
             topo = preset.vsan(conf, **{**protocol_overrides(conf, vms), "drive_queueing": ordering, **(overrides or {})})
             res = topo.run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
-            c = res.components()
-
-            def stat(pattern: str, name: str, c: pl.DataFrame = c) -> pl.Series:
-                return c.filter(pl.col("component").str.contains(pattern) & (pl.col("statistic") == name))["value"]
+            stat = functools.partial(_role_values, topo, res)
 
             elapsed = res.measured
-            drives = stat(" 10K ", "completed").len()
-            destage = float(stat("write log$", "destage_ios").sum())
-            drive_ios = float(stat(" 10K ", "completed").sum())
+            drives = stat("drives", "completed").len()
+            destage = float(stat("write logs", "destage_ios").sum())
+            drive_ios = float(stat("drives", "completed").sum())
             curve = res.service_level_curve((2, 10))
             under = dict(zip(curve["threshold_ms"], curve["share_under"], strict=True))
             rows.append({
                 "configuration": conf, "ordering": preset.DRIVE_QUEUEING[ordering],
                 "iops": float(res.summary()["iops"][0]),
-                "host_path_utilisation": float(stat("vSAN IO path$", "utilisation").mean()),
-                "drive_utilisation": float(stat(" 10K ", "utilisation").mean()),
+                "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
+                "drive_utilisation": float(stat("drives", "utilisation").mean()),
                 "drive_reads_per_s": (drive_ios - destage) / drives / elapsed,
                 "drive_destage_writes_per_s": destage / drives / elapsed,
-                "drive_ms_per_io": float(stat(" 10K ", "mean_service_ms").mean()),
-                "held_writes": float(stat("write log$", "held_writes").sum()),
+                "drive_ms_per_io": float(stat("drives", "mean_service_ms").mean()),
+                "held_writes": float(stat("write logs", "held_writes").sum()),
                 "under_2ms_pct": 100 * under[2.0], "under_10ms_pct": 100 * under[10.0],
             })  # fmt: skip
     return pl.DataFrame(rows)

@@ -163,6 +163,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     placement = int(p["placement"].si)
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
+    roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "IO paths": []}
     for h in range(1, int(p["hosts"].value) + 1):
         if configuration == "all-flash NVMe":
             capacity = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
@@ -177,6 +178,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             for i in range(per_host):
                 order = DISCIPLINES[ordering](depth=depth)
                 hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
+            roles["drives"] += hdds
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
             reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
@@ -185,8 +187,10 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level,
                            backlog_bytes=int(p["log_high_limit"].si) - level,
                            max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
+            roles["write logs"].append(log)
             tier = ReadWriteSplit(f"host {h} tiers", reads, log)
         cpu = Station(f"host {h} vSAN IO path", Exponential(p["node_service"].si), servers=1)
+        roles["IO paths"].append(cpu)
         nodes.append(Path(f"host {h}", [cpu, tier]))
     copies = int(p["copies"].value)
     if copies > len(nodes):
@@ -194,7 +198,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     cluster = ReplicatedCluster("vSAN cluster", nodes, replicas=copies, placement_bytes=placement, compact=True)
     stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
     datastore = Path("datastore", [stack, cluster])
-    return Topology(name, {"datastore": datastore}, p)
+    return Topology(name, {"datastore": datastore}, p, roles=roles)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
