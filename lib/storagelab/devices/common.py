@@ -8,13 +8,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from storagelab.kernel.randomness import variates
 from storagelab.provenance import Param
 from storagelab.published.units import UNITS
 
 #: Block size of the datasheets' random-IO figures ("4 KB random" means 4,096-byte transfers).
 DATASHEET_BLOCK = 4096
-
-_BLOCK = 4096  # variates drawn per numpy call on the per-IO path
 
 
 class CapacityExceeded(ValueError):
@@ -51,27 +50,24 @@ def _check_io(name: str, size: int, address: int) -> None:
 
 
 class _Variates:
-    """Variates handed out one at a time, drawn ``_BLOCK`` at a time by ``draw(generator, n)`` from the
-    caller's generator. A different generator object from the last call's starts a fresh block, so
-    results depend only on the sequence of calls and generators, never on global state.
+    """Variates handed out one at a time from the caller's generator, drawn a block (4096) at a time by
+    ``draw(generator, n)`` through :func:`storagelab.kernel.randomness.variates`. A different generator
+    object from the last call's starts a fresh block, so results depend only on the sequence of calls and
+    generators, never on global state.
     """
 
-    __slots__ = ("_buf", "_draw", "_i", "_rng")
+    __slots__ = ("_draw", "_next", "_rng")
 
     def __init__(self, draw: Callable[[np.random.Generator, int], np.ndarray]) -> None:
         self._draw = draw
         self._rng: np.random.Generator | None = None
-        self._buf: list[float] = []
-        self._i = 0
+        self._next: Callable[[], float] | None = None
 
     def __call__(self, rng: np.random.Generator) -> float:
-        i = self._i
-        if rng is not self._rng or i >= len(self._buf):
+        if rng is not self._rng:
             self._rng = rng
-            self._buf = self._draw(rng, _BLOCK).tolist()
-            i = 0
-        self._i = i + 1
-        return self._buf[i]
+            self._next = variates(rng, self._draw).__next__
+        return self._next()
 
 
 def _lookup(table: dict, name: str, family: str):
