@@ -126,8 +126,10 @@ def test_diverged_blocks_are_each_clones_own():
     state = content.bind(np.random.default_rng(0))
     distinct = {state.read(v, b) for v in (0, 1) for b in range(64)}
     own = sum(1 for v in (0, 1) for b in range(64) if state.read(v, b) >= 64)
-    assert 20 < own < 44 and len(distinct) == own + len({state.read(v, b) for v in (0, 1) for b in range(64)} - {
-        state.read(v, b) for v in (0, 1) for b in range(64) if state.read(v, b) >= 64})
+    assert 20 < own < 44 and len(distinct) == own + len(
+        {state.read(v, b) for v in (0, 1) for b in range(64)}
+        - {state.read(v, b) for v in (0, 1) for b in range(64) if state.read(v, b) >= 64}
+    )
     array = Recorder("array")
     dr = InlineReduction("dedupe", array, content, ram_bytes=1e9)
     v0, v1 = Volume("clone 0", dr, 0), Volume("clone 1", dr, 1)
@@ -188,3 +190,11 @@ def test_an_image_larger_than_the_ram_is_pinned_as_far_as_it_fits():
     assert dr._pinned == 450 and array.log
     assert all(address // 4096 >= 450 for _t, _r, _s, address in array.log)
     assert dr.stored_bytes == 1000 * 2048  # the image is stored once whatever the RAM holds
+
+
+def test_content_draws_hand_each_block_out_last_value_first():
+    """The draws behind the results: the unique-or-common choice takes the generator's uniforms 4096 at
+    a time, each block last value first (the order the committed results were produced with)."""
+    contents = ContentModel().bind(np.random.default_rng(7))
+    block = np.random.default_rng(7).random(4096)
+    assert [contents._uniform() for _ in range(4096)] == block[::-1].tolist()

@@ -32,6 +32,7 @@ from storagelab.components.cache import ReadCache
 from storagelab.kernel.component import Component
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.randomness import variates
 
 
 def partition(card_bytes: float, shares: Mapping[str, float]) -> dict[str, int]:
@@ -167,14 +168,7 @@ class WarmHostCache(Component):
 
     def on_bind(self) -> None:
         self._timeline = _Timeline(self.interval)
-        self._u = iter(())
-
-    def _uniform(self) -> float:
-        try:
-            return next(self._u)
-        except StopIteration:
-            self._u = iter(self.rng.random(4096).tolist())
-            return next(self._u)
+        self._uniform = variates(self.rng, lambda g, n: g.random(n)).__next__  # U(0, 1), per read
 
     def submit(self, io: IORequest) -> Event:
         now = self.env.now

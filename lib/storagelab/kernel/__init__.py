@@ -16,8 +16,9 @@ from storagelab.kernel.disciplines import (
     ShortestAccessFirst,
     ShortestSeekFirst,
 )
+from storagelab.kernel.histogram import LatencyHistogram, ServiceLevelCurve
 from storagelab.kernel.io import READ, WRITE, IORequest
-from storagelab.kernel.metrics import LatencyHistogram, LatencyRecorder, ServiceLevelCurve
+from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
 from storagelab.kernel.service import Deterministic, Exponential, Gamma, Lognormal, ServiceDistribution
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
