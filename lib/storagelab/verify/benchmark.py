@@ -169,7 +169,7 @@ def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     """The Virtual SAN calibration scenario as the calibration runs it: the study's preset under its
     Iometer workload (closed loop, QD1 per VM, 4 KiB 70 % random reads, writes on two hosts)."""
     from storagelab.studies.vsan.preset import vsan
-    from storagelab.workloads.applications import vsan_iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer
 
     topology = vsan(VSAN_CONFIGURATION)
     sources = vsan_iometer(vms=VSAN_VMS).sources(topology.volumes)

@@ -9,7 +9,9 @@ import polars as pl
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
 from storagelab.studies.ilio.claims import tier2_iops
-from storagelab.workloads import applications as apps
+from storagelab.studies.ilio.workloads import ilio_extra_writes
+from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue.vdi import login_vsi
 
 #: Desktops per host (each host runs its own ILIO VM): the study ran 75 sessions on one host.
 DESKTOPS_PER_HOST = 75
@@ -23,9 +25,9 @@ def scale_out(
     Iometer baseline."""
     rows = []
     for n in desktop_counts:
-        w = apps.combine("Login VSI + Iometer", [
-            apps.login_vsi(desktops=n, ramp=False, span=n * 4 * 10**9),
-            apps.ilio_extra_writes(desktops=n, span=n * 32 * 10**9),
+        w = combine("Login VSI + Iometer", [
+            login_vsi(desktops=n, ramp=False, span=n * 4 * 10**9),
+            ilio_extra_writes(desktops=n, span=n * 32 * 10**9),
         ])  # fmt: skip
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
         res = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})}).run(
@@ -55,11 +57,11 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
                                 **corners.run_times(quick))  # fmt: skip
 
 
-def _vsi(desktops: int, extra_writes: bool) -> apps.ApplicationWorkload:
-    parts = [apps.login_vsi(desktops=desktops, ramp=False, span=desktops * 4 * 10**9)]
+def _vsi(desktops: int, extra_writes: bool) -> ApplicationWorkload:
+    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * 4 * 10**9)]
     if extra_writes:
-        parts.append(apps.ilio_extra_writes(desktops=desktops, span=desktops * 32 * 10**9))
-    return apps.combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
+        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * 32 * 10**9))
+    return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
 
 
 def reduction_sweep(
@@ -118,7 +120,7 @@ def extra_write_rate() -> pl.DataFrame:
     delay ends on a tick of the desktop's Windows timer (a burst then repeats every whole number of
     ticks), and what the study states. IOs are taken to take no time: on ILIO they take under a
     millisecond, far less than the 8 ms a burst has before its next tick."""
-    w = apps.ilio_extra_writes(desktops=1)
+    w = ilio_extra_writes(desktops=1)
     think = w.streams[0].think
     n, delay, tick = think.burst_length, think.delay, think.timer_tick
     return pl.DataFrame({

@@ -29,7 +29,7 @@ from storagelab.components.tiering import cold_start_hit_ratio
 from storagelab.provenance import current_capacity_scale
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vsan import preset
-from storagelab.workloads.applications import vsan_iometer
+from storagelab.studies.vsan.workloads import vsan_iometer
 
 STUDY = "vsan"
 READ, HOSTS, COPIES = 0.7, 4, 2
