@@ -42,13 +42,12 @@ from storagelab.kernel.component import Component
 from storagelab.kernel.sources import Source
 from storagelab.workloads import catalogue
 from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
 
 WorkloadKind = Literal["oltp", "exchange", "boot_storm", "vdi_steady", "web", "scan", "backup"]
 
 #: Extents of a shared volume start on a 1 MiB boundary.
 EXTENT_ALIGN = 1 << 20
-#: One boot of a desktop (s), as the NexGen preset's storm uses (Atlantis ILIO study, 7.1.5).
-BOOT_DURATION_S = 12.0
 
 
 def _oltp(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:

@@ -15,10 +15,10 @@ from storagelab.studies.ilio import preset
 from storagelab.studies.ilio.workloads import atlantis_vdi_iometer, ilio_extra_writes
 from storagelab.workloads import catalogue
 from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
 
 STUDY = "ilio"
 DESKTOPS = 75
-BOOT_DURATION_S = 12.0
 
 
 #: Fitted: the Iometer test file of the EqualLogic baseline (GB); see :func:`fit`.

@@ -8,13 +8,13 @@ from __future__ import annotations
 from storagelab.provenance import Param
 from storagelab.workloads.application import ApplicationWorkload, combine
 from storagelab.workloads.catalogue import boot_storm, dvd_store, loadgen_outlook_200, login_vsi
+from storagelab.workloads.catalogue.oltp import DVD_STORE_THINK_S, IOS_PER_ORDER
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 DESKTOPS = 600
 #: The VDI LUNs, 150 desktops each (Figure 9).
 POOLS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
-BOOT_DURATION_S = 12.0
-IOS_PER_ORDER = 18
 #: The broker's power-on interval, fitted (by arithmetic) on the published storm length s1-boot-time:
 #: (5 min x 60 - one 12 s boot) / 600 desktops. The storm length the simulation reports is then this
 #: arithmetic again, so that claim is ``derived``. A test re-derives the stored value.
@@ -27,7 +27,7 @@ POWER_ON_INTERVAL = Param(
 
 #: DVD Store think time per scenario (s): 'Think time: 100 milliseconds' (medium OLTP, scenario 1); 'the
 #: think time reduced to 0ms' (heavy OLTP, scenario 2).
-THINK_S = {1: 0.1, 2: 0.0}
+THINK_S = {1: DVD_STORE_THINK_S, 2: 0.0}
 
 
 def _base(scenario: int) -> list[ApplicationWorkload]:

@@ -13,10 +13,15 @@ from storagelab.workloads.application import (
 )
 from storagelab.workloads.catalogue._sources import NEXGEN
 
-__all__ = ["IOS_PER_ORDER_FITTED_ON", "SQL_PAGE", "dvd_store"]
+__all__ = ["DVD_STORE_THINK_S", "IOS_PER_ORDER", "IOS_PER_ORDER_FITTED_ON", "SQL_PAGE", "dvd_store"]
 
+#: IOs per DVD Store order, fitted (by arithmetic) on the NexGen study's scenario 2 (see :func:`dvd_store`).
+IOS_PER_ORDER = 18
 #: The published points the DVD Store IOs per order were computed from (NexGen scenario 2).
 IOS_PER_ORDER_FITTED_ON = ("s2-cache-iops-mean", "s2-opm-lo", "s2-opm-hi")
+#: A driver thread's think time (s) after each order: 'Think time: 100 milliseconds' (the NexGen study's
+#: medium OLTP, scenario 1; its heavy OLTP, scenario 2, thinks 0 ms).
+DVD_STORE_THINK_S = 0.1
 
 #: SQL Server reads and writes 8 KiB pages.
 SQL_PAGE = AccessSpec(name="SQL Server 8K OLTP", sizes=(SizeShare(size=8192, pct=100),), read_pct=90,
@@ -28,8 +33,8 @@ def dvd_store(
     *,
     vms: int = 4,
     threads: int = 12,
-    think: float = 0.1,
-    ios_per_order: int = 18,
+    think: float = DVD_STORE_THINK_S,
+    ios_per_order: int = IOS_PER_ORDER,
     volume: str = "oltp",
     span: int = 4 * 50 * 10**9,
 ) -> ApplicationWorkload:
@@ -46,7 +51,7 @@ def dvd_store(
         "threads_per_vm": documented(threads, "count", f"{NEXGEN}, DVD Store: 'Number of threads per VM: 12'"),
         "think_time": documented(think * 1e3, "ms", f"{NEXGEN}, DVD Store: 'Think time: 100 milliseconds' "
                                  "(scenario 1; 0 ms in scenario 2)"),
-        "ios_per_order": fit_default(ios_per_order, 18, "count", f"{NEXGEN}, scenario 2: ~10,000 ioTurbine "
+        "ios_per_order": fit_default(ios_per_order, IOS_PER_ORDER, "count", f"{NEXGEN}, scenario 2: ~10,000 ioTurbine "
                                      "cache IOPS (reads only: the warm cache serves the reads, writes go through) "
                                      "at 35,000-40,000 OPM -> 10,000 / (90 % reads x 37,500 / 60) = 17.8, rounded "
                                      "to 18 IOs per order", IOS_PER_ORDER_FITTED_ON),

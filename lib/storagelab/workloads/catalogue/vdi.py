@@ -8,6 +8,8 @@ from storagelab.workloads.catalogue._sources import ILIO, NEXGEN
 from storagelab.workloads.phases import Phase, PhaseSchedule
 
 __all__ = [
+    "BOOT_DURATION_S",
+    "IOS_PER_BOOT",
     "IOS_PER_BOOT_FITTED_ON",
     "VDI_BOOT",
     "VDI_STEADY",
@@ -15,8 +17,14 @@ __all__ = [
     "login_vsi",
 ]
 
+#: IOs one desktop issues while it boots, fitted (by arithmetic) on the ILIO study's Tier-1 peak (see
+#: :func:`boot_storm`).
+IOS_PER_BOOT = 13_660.0
 #: The published points the IOs per desktop boot were computed from (ILIO study, 7.1.5).
 IOS_PER_BOOT_FITTED_ON = ("boot-t1-peak", "boot-time-75")
+#: One boot of a desktop (s): 'a single desktop boots in about 12 s' (ILIO study, 7.1.5); the boot
+#: storms of both VDI studies and the workload mix's use it.
+BOOT_DURATION_S = 12.0
 
 #: Virtual desktop IO as Atlantis characterises it: small random IOs, 80 % writes.
 VDI_STEADY = AccessSpec(name="VDI steady state", sizes=(SizeShare(size=4096, pct=100),), read_pct=20,
@@ -31,8 +39,8 @@ def boot_storm(
     *,
     desktops: int = 600,
     power_on_rate: float = 2.0,
-    ios_per_boot: float = 13_660.0,
-    boot_duration: float = 12.0,
+    ios_per_boot: float = IOS_PER_BOOT,
+    boot_duration: float = BOOT_DURATION_S,
     start: float = 0.0,
     volume: str = "vdi",
     span: int = 24 * 10**9,
@@ -65,7 +73,7 @@ def boot_storm(
         "desktops": documented(desktops, "count", f"{NEXGEN}: 'a 600-count boot storm'"),
         "power_on_interval": assumed(round(1 / power_on_rate, 6), "s", "seconds between two desktops powered on by "
                                      "the broker (1 / power_on_rate): not stated in either study"),
-        "ios_per_boot": fit_default(ios_per_boot, 13_660.0, "count", f"{ILIO}, 7.1.5: Tier-1 peak 6,028 IOPS x "
+        "ios_per_boot": fit_default(ios_per_boot, IOS_PER_BOOT, "count", f"{ILIO}, 7.1.5: Tier-1 peak 6,028 IOPS x "
                                     "170 s boot of 75 desktops / 75 = 13,660 IOs per desktop boot (an upper "
                                     "estimate: peak, not mean)", IOS_PER_BOOT_FITTED_ON),
         "boot_duration": assumed(boot_duration, "s", f"{ILIO}, 7.1.5: a single desktop boots in about 12 s"),
