@@ -42,7 +42,7 @@ from storagelab.kernel.component import Component
 from storagelab.kernel.sources import Source
 from storagelab.workloads import catalogue
 from storagelab.workloads.application import ApplicationWorkload, combine
-from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S, SPAN_PER_DESKTOP
 
 WorkloadKind = Literal["oltp", "exchange", "boot_storm", "vdi_steady", "web", "scan", "backup"]
 
@@ -70,7 +70,9 @@ def _boot_storm(name: str, size: float, volume: str, spec: MixClass) -> Applicat
 
 def _vdi_steady(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
     desktops = round(size)
-    return catalogue.login_vsi(name, desktops=desktops, ramp=False, volume=volume, span=desktops * 4 * 10**9)
+    return catalogue.login_vsi(
+        name, desktops=desktops, ramp=False, volume=volume, span=desktops * SPAN_PER_DESKTOP
+    )
 
 
 def _web(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:

@@ -9,12 +9,12 @@ import polars as pl
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
 from storagelab.studies.ilio.claims import tier2_iops
-from storagelab.studies.ilio.workloads import ilio_extra_writes
+from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, ilio_extra_writes
 from storagelab.workloads.application import ApplicationWorkload, combine
-from storagelab.workloads.catalogue.vdi import login_vsi
+from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, login_vsi
 
 #: Desktops per host (each host runs its own ILIO VM): the study ran 75 sessions on one host.
-DESKTOPS_PER_HOST = 75
+DESKTOPS_PER_HOST = DESKTOPS
 
 
 def scale_out(
@@ -26,8 +26,8 @@ def scale_out(
     rows = []
     for n in desktop_counts:
         w = combine("Login VSI + Iometer", [
-            login_vsi(desktops=n, ramp=False, span=n * 4 * 10**9),
-            ilio_extra_writes(desktops=n, span=n * 32 * 10**9),
+            login_vsi(desktops=n, ramp=False, span=n * SPAN_PER_DESKTOP),
+            ilio_extra_writes(desktops=n, span=n * DESKTOP_DISK),
         ])  # fmt: skip
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
         res = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})}).run(
@@ -58,9 +58,9 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
 
 
 def _vsi(desktops: int, extra_writes: bool) -> ApplicationWorkload:
-    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * 4 * 10**9)]
+    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)]
     if extra_writes:
-        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * 32 * 10**9))
+        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
     return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
 
 
@@ -68,7 +68,7 @@ def reduction_sweep(
     *,
     unique_shares: list[float],
     ram_gb: list[float],
-    desktops: int = 75,
+    desktops: int = DESKTOPS,
     quick: bool = True,
     seed: int = 1,
     overrides: dict[str, object] | None = None,

@@ -12,13 +12,12 @@ from storagelab.calibration.claims import Point, Scenario, published_value
 from storagelab.provenance import Param
 from storagelab.studies.fits import fits_of
 from storagelab.studies.ilio import preset
-from storagelab.studies.ilio.workloads import atlantis_vdi_iometer, ilio_extra_writes
+from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, atlantis_vdi_iometer, ilio_extra_writes
 from storagelab.workloads import catalogue
 from storagelab.workloads.application import ApplicationWorkload, combine
 from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
 
 STUDY = "ilio"
-DESKTOPS = 75
 
 
 #: Fitted: the Iometer test file of the EqualLogic baseline (GB); see :func:`fit`.
@@ -31,7 +30,7 @@ def baseline_workload(test_file_gb: float = FITTED_TEST_FILE_GB) -> ApplicationW
     ``test_file_gb``: the file's size is not stated (the desktop's disk is 32 GB), and a read latency of
     1.08 ms on 7.2K drives says most reads hit the controller's cache, so it is fitted on that latency
     (:func:`fit`): it is the Iometer test's working set, not a property of the array."""
-    if not 0 < test_file_gb <= 32:
+    if not 0 < test_file_gb <= DESKTOP_DISK / 1e9:
         raise ValueError(f"EqualLogic baseline: test_file_gb must be in (0, 32] GB, got {test_file_gb!r}")
     size = Param(test_file_gb, "GB", "fit", "the Iometer test file: read latency 1.0752 ms (iom-eql-lat) by "
                  "storagelab.studies.ilio.claims.fit", fitted_on=TEST_FILE_FITTED_ON)  # fmt: skip
@@ -51,7 +50,9 @@ def fit(seed: int = 1, quick: bool = False) -> float:
     the long-run fit with seed 1, rounded to 10 MB."""
     target = published_value("iom-eql-lat")
     cache_gb = preset.equallogic().param("controller_cache").si / 1e9
-    return float(brentq(lambda g: _read_latency_ms(g, seed, quick) - target, cache_gb, 32.0, xtol=1e-3))
+    return float(
+        brentq(lambda g: _read_latency_ms(g, seed, quick) - target, cache_gb, DESKTOP_DISK / 1e9, xtol=1e-3)
+    )
 
 
 def power_on_interval_s() -> float:
@@ -80,7 +81,7 @@ def boot_storm_workload() -> ApplicationWorkload:
         fitted_on=("boot-time-75",),
     )  # fmt: skip
     storm = catalogue.boot_storm(desktops=DESKTOPS, power_on_rate=1 / interval.value,
-                                 boot_duration=BOOT_DURATION_S, span=32 * 10**9)  # fmt: skip
+                                 boot_duration=BOOT_DURATION_S, span=DESKTOP_DISK)  # fmt: skip
     return combine("boot storm", [storm.with_param("power_on_interval", interval)])
 
 

@@ -10,13 +10,22 @@ from storagelab.workloads.application import ApplicationWorkload, BurstThink, St
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
+#: Desktops the study ran on one host (7.1.6: 75 sessions).
+DESKTOPS = 75
+#: A desktop's virtual disk (B): 'Virtual Hard Disk Size 32GB'.
+DESKTOP_DISK = 32 * 10**9
+
 
 ILIO_EXTRA_WRITE = AccessSpec(name="ILIO extra writes", sizes=(SizeShare(size=24 * 1024, pct=100),), read_pct=0,
                               random_pct=100, align=512, burst_length=3, burst_delay=0.070)  # fmt: skip
 
 
 def ilio_extra_writes(
-    name: str = "extra writes", *, desktops: int = 75, volume: str = "vdi", span: int = 75 * 32 * 10**9
+    name: str = "extra writes",
+    *,
+    desktops: int = DESKTOPS,
+    volume: str = "vdi",
+    span: int = DESKTOPS * DESKTOP_DISK,
 ) -> ApplicationWorkload:
     """The ILIO study's extra Iometer load: per desktop one worker issuing bursts of 3 random 24 KiB
     writes, one outstanding, with a 70 ms transfer delay before each burst. The delay ends on a tick of
@@ -55,7 +64,7 @@ def atlantis_vdi_iometer(
     workers: int = 4,
     outstanding: int = 1,
     volume: str = "vdi",
-    span: int = 32 * 10**9,
+    span: int = DESKTOP_DISK,
 ) -> ApplicationWorkload:
     """Iometer with the Atlantis VDI access pattern (ILIO study 7.1.3): four workers on one desktop VM,
     4 KiB random IOs, 80 % writes, over the desktop's 32 GB disk."""

@@ -9,7 +9,7 @@ from storagelab.provenance import Param
 from storagelab.workloads.application import ApplicationWorkload, combine
 from storagelab.workloads.catalogue import boot_storm, dvd_store, loadgen_outlook_200, login_vsi
 from storagelab.workloads.catalogue.oltp import DVD_STORE_THINK_S, IOS_PER_ORDER
-from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S, SPAN_PER_DESKTOP
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 DESKTOPS = 600
@@ -55,7 +55,7 @@ def steady_workload(scenario: int = 1) -> ApplicationWorkload:
     """OLTP + Exchange + 600 Login VSI desktops at steady state, 150 per VDI LUN (``scenario`` 2: the
     heavy OLTP)."""
     per_pool = DESKTOPS // len(POOLS)
-    pools = [login_vsi(pool, desktops=per_pool, ramp=False, volume=pool, span=per_pool * 4 * 10**9)
+    pools = [login_vsi(pool, desktops=per_pool, ramp=False, volume=pool, span=per_pool * SPAN_PER_DESKTOP)
              for pool in POOLS]  # fmt: skip
     return combine("Login VSI window", [*_base(scenario), *pools])
 
