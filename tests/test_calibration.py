@@ -291,8 +291,9 @@ def test_equallogic_test_file_fit_interval_contains_the_stored_value():
 
 def test_arithmetic_fits_are_re_derived_from_the_datasets():
     from storagelab.calibration.claims import published_value
+    from storagelab.studies.ds5020.workloads import jetstress
     from storagelab.studies.nexgen import workloads as nexgen_workloads
-    from storagelab.workloads import applications as apps
+    from storagelab.workloads.catalogue import boot_storm, dvd_store
 
     storm = published_value("s1-boot-time") * 60  # "about five minutes"
     interval = (storm - nexgen_workloads.BOOT_DURATION_S) / nexgen_workloads.DESKTOPS
@@ -300,16 +301,16 @@ def test_arithmetic_fits_are_re_derived_from_the_datasets():
 
     # Jetstress thread think time: Little's law on Figure 16's reads (32 threads; the writes hold none)
     reads, read_lat = published_value("ds5020-f16-db-reads"), published_value("ds5020-f16-db-read-lat")
-    think = apps.jetstress().params["thread_think"]
+    think = jetstress().params["thread_think"]
     assert think.origin == "fit" and "ds5020-f16-db-read-lat" in think.fitted_on
     assert think.value == pytest.approx(1e3 * (32 / reads - read_lat), rel=1e-3)
 
-    ios_per_boot = apps.boot_storm().params["ios_per_boot"]
+    ios_per_boot = boot_storm().params["ios_per_boot"]
     peak, boot_s = published_value("boot-t1-peak"), published_value("boot-time-75")
     assert ios_per_boot.origin == "fit" and set(ios_per_boot.fitted_on) == {"boot-t1-peak", "boot-time-75"}
     assert ios_per_boot.value == pytest.approx(peak * boot_s / 75, rel=1e-3)
 
-    oltp = apps.dvd_store().params
+    oltp = dvd_store().params
     ios_per_order = oltp["ios_per_order"]
     orders_per_s = (published_value("s2-opm-lo") + published_value("s2-opm-hi")) / 2 / 60
     reads = published_value("s2-cache-iops-mean") / orders_per_s  # the cache serves reads only

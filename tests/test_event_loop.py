@@ -120,8 +120,8 @@ def test_a_run_leaves_no_more_cyclic_garbage_when_it_runs_four_times_longer(mode
     import gc
 
     from storagelab.studies.vsan import preset
+    from storagelab.studies.vsan.workloads import vsan_iometer
     from storagelab.verify import benchmark
-    from storagelab.workloads.applications import vsan_iometer
 
     def run(scale: float) -> int:
         if model == "M/M/4":

@@ -307,17 +307,17 @@ def test_vplex_geo_write_is_acknowledged_in_cache_and_replicates_in_deltas():
 def test_metro_puts_any_preset_on_two_sites():
     from storagelab.architectures.two_sites import metro
     from storagelab.studies.ds5020.preset import ds5020
-    from storagelab.workloads import applications as apps
+    from storagelab.studies.ds5020.workloads import orion_small
 
     topo = metro(lambda: ds5020(), wan_rtt="3 ms", wan_bandwidth="1 GB/s")
     assert {"oracle-1", "oracle-1 @ B"} <= set(topo.volumes)
     table = topo.param_table()
     assert table.filter(table["parameter"] == "wan_rtt")["origin"][0] == "user"
     assert "drive" in set(table["parameter"])
-    res = topo.run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    res = topo.run(orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
     mirror = topo.parts["oracle-1"]
     assert mirror.writes_acked > 100 and mirror.missing_at(1) == {}
-    single = ds5020().run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    single = ds5020().run(orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
     assert res.summary()["mean_ms"][0] > single.summary()["mean_ms"][0]  # writes wait for the far site
     with pytest.raises(ValueError, match="no parameter 'rtt'"):
         metro(lambda: ds5020(), rtt="3 ms")

@@ -105,7 +105,7 @@ def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
     per VM write; with the elevator the preset used before, which ignores rotation, the drives absorb
     the destage far more slowly, so the cluster runs fewer IOPS at the same host time."""
     from storagelab.studies.vsan import claims
-    from storagelab.workloads.applications import vsan_iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer
 
     conf = "hybrid Xeon E5 v2"
     topo = claims.preset.vsan(conf, **claims.protocol_overrides(conf, 64))

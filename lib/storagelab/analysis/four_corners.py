@@ -26,7 +26,7 @@ import polars as pl
 
 from storagelab.architectures.topology import Topology
 from storagelab.workloads.access_spec import AccessSpec
-from storagelab.workloads.applications import ApplicationWorkload, Stream
+from storagelab.workloads.application import ApplicationWorkload, Stream
 
 
 @dataclass(frozen=True)

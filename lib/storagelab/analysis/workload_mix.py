@@ -12,7 +12,7 @@ desktops' p95 under 30 ms.* In YAML (a notebook's ``mix:`` key, or a file of its
          service_level: {metric: p95_ms, limit_ms: 30}}
 
 Each class's ``workload`` is one of the generators in :data:`GENERATORS` (the studies' own workloads,
-see :mod:`storagelab.workloads.applications`), and ``size`` counts what that generator counts (SQL VMs,
+see :mod:`storagelab.workloads.catalogue`), and ``size`` counts what that generator counts (SQL VMs,
 mailboxes, desktops, streams). A mix is simulated at its busiest steady moment: a boot storm at its
 plateau (desktops powered on at the rate that finishes the storm in ``within_min`` minutes, each
 issuing its boot IOs), the desktops of a steady state all logged on. A storm finishes on time when the
@@ -40,53 +40,55 @@ from storagelab.components.extent import Extent
 from storagelab.input_files import problems, read_yaml
 from storagelab.kernel.component import Component
 from storagelab.kernel.sources import Source
-from storagelab.workloads import applications as apps
+from storagelab.workloads import catalogue
+from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S, SPAN_PER_DESKTOP
 
 WorkloadKind = Literal["oltp", "exchange", "boot_storm", "vdi_steady", "web", "scan", "backup"]
 
 #: Extents of a shared volume start on a 1 MiB boundary.
 EXTENT_ALIGN = 1 << 20
-#: One boot of a desktop (s), as the NexGen preset's storm uses (Atlantis ILIO study, 7.1.5).
-BOOT_DURATION_S = 12.0
 
 
-def _oltp(name: str, size: float, volume: str, spec: MixClass) -> apps.ApplicationWorkload:
-    return apps.dvd_store(name, vms=round(size), think=spec.think_ms / 1e3, volume=volume)
+def _oltp(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
+    return catalogue.dvd_store(name, vms=round(size), think=spec.think_ms / 1e3, volume=volume)
 
 
-def _exchange(name: str, size: float, volume: str, spec: MixClass) -> apps.ApplicationWorkload:
-    return apps.loadgen_outlook_200(name, mailboxes=round(size), volume=volume)
+def _exchange(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
+    return catalogue.loadgen_outlook_200(name, mailboxes=round(size), volume=volume)
 
 
-def _boot_storm(name: str, size: float, volume: str, spec: MixClass) -> apps.ApplicationWorkload:
+def _boot_storm(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
     desktops = round(size)
     rate = desktops / (spec.within_min * 60 - BOOT_DURATION_S)
-    storm = apps.boot_storm(name, desktops=desktops, power_on_rate=rate, boot_duration=BOOT_DURATION_S,
-                            volume=volume)  # fmt: skip
+    storm = catalogue.boot_storm(name, desktops=desktops, power_on_rate=rate, boot_duration=BOOT_DURATION_S,
+                                 volume=volume)  # fmt: skip
     (stream,) = storm.streams  # at its plateau: the rate of desktops booting at once
     plateau = stream.rate * min(1.0, desktops / rate / BOOT_DURATION_S)
     return replace(storm, streams=(replace(stream, rate=plateau, schedule=None),))
 
 
-def _vdi_steady(name: str, size: float, volume: str, spec: MixClass) -> apps.ApplicationWorkload:
+def _vdi_steady(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
     desktops = round(size)
-    return apps.login_vsi(name, desktops=desktops, ramp=False, volume=volume, span=desktops * 4 * 10**9)
+    return catalogue.login_vsi(
+        name, desktops=desktops, ramp=False, volume=volume, span=desktops * SPAN_PER_DESKTOP
+    )
 
 
-def _web(name: str, size: float, volume: str, spec: MixClass) -> apps.ApplicationWorkload:
-    return apps.iometer_web_server(name, workers=round(size), volume=volume)
+def _web(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
+    return catalogue.iometer_web_server(name, workers=round(size), volume=volume)
 
 
-def _scan(name: str, size: float, volume: str, spec: MixClass) -> apps.ApplicationWorkload:
-    return apps.sequential_scan(name, workers=round(size), volume=volume)
+def _scan(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
+    return catalogue.sequential_scan(name, workers=round(size), volume=volume)
 
 
-def _backup(name: str, size: float, volume: str, spec: MixClass) -> apps.ApplicationWorkload:
-    return apps.backup_stream(name, streams=round(size), volume=volume)
+def _backup(name: str, size: float, volume: str, spec: MixClass) -> ApplicationWorkload:
+    return catalogue.backup_stream(name, streams=round(size), volume=volume)
 
 
 #: Workload kind -> (generator, what ``size`` counts).
-GENERATORS: dict[str, tuple[Callable[..., apps.ApplicationWorkload], str]] = {
+GENERATORS: dict[str, tuple[Callable[..., ApplicationWorkload], str]] = {
     "oltp": (_oltp, "SQL Server VMs running DVD Store (12 threads each)"),
     "exchange": (_exchange, "Exchange mailboxes (LoadGen Outlook_200)"),
     "boot_storm": (_boot_storm, "desktops booted (at the storm's plateau; see within_min)"),
@@ -181,7 +183,7 @@ class WorkloadMix(_Strict):
 
     def workload(
         self, placement: Mapping[str, Sequence[str]], multiplier: float = 1.0
-    ) -> apps.ApplicationWorkload:
+    ) -> ApplicationWorkload:
         """The mix at ``multiplier`` times its sizes, each class on the volume(s) ``placement`` gives its
         workload kind (see the module docstring)."""
         if not (math.isfinite(multiplier) and multiplier > 0):
@@ -192,7 +194,7 @@ class WorkloadMix(_Strict):
             generate = GENERATORS[c.workload][0]
             for volume, cls in zip(volumes, _io_classes(c.name, volumes), strict=True):
                 parts.append(_scaled(generate(cls, c.size, volume, c), multiplier / len(volumes)))
-        return apps.combine(self.name, parts)
+        return combine(self.name, parts)
 
     def sources(
         self,
@@ -246,7 +248,7 @@ def _io_classes(name: str, volumes: Sequence[str]) -> list[str]:
     return [name] if len(volumes) == 1 else [f"{name} @ {v}" for v in volumes]
 
 
-def _scaled(workload: apps.ApplicationWorkload, factor: float) -> apps.ApplicationWorkload:
+def _scaled(workload: ApplicationWorkload, factor: float) -> ApplicationWorkload:
     """``workload`` with ``factor`` times the load: closed loops' workers (rounded, at least one), open
     loops' rates."""
     streams = tuple(

@@ -11,7 +11,7 @@ from storagelab.architectures.parameters import ParamSet
 from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.provenance import PRESET_UNIT, Param
-from storagelab.workloads.applications import ApplicationWorkload
+from storagelab.workloads.application import ApplicationWorkload
 
 
 @dataclass

@@ -40,7 +40,7 @@ def vsan_iometer(configuration: str = "all-flash NVMe", vms: int = 32, quick: bo
     ``overrides``: IOPS, mean and 99th-percentile latency (ms), and the % of IOs under 1, 2 and 5 ms."""
     from storagelab.studies.vsan import preset
     from storagelab.studies.vsan.claims import _times
-    from storagelab.workloads.applications import vsan_iometer as iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer as iometer
 
     res = preset.vsan(configuration, **(overrides or {})).run(iometer(vms=vms), seed=seed, **_times(quick, vms))
     row = res.summary().row(0, named=True)

@@ -169,7 +169,7 @@ def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     """The Virtual SAN calibration scenario as the calibration runs it: the study's preset under its
     Iometer workload (closed loop, QD1 per VM, 4 KiB 70 % random reads, writes on two hosts)."""
     from storagelab.studies.vsan.preset import vsan
-    from storagelab.workloads.applications import vsan_iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer
 
     topology = vsan(VSAN_CONFIGURATION)
     sources = vsan_iometer(vms=VSAN_VMS).sources(topology.volumes)
@@ -187,6 +187,7 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     capacity SSD the 1 MiB placement unit stripes to for reads, the NVMe buffer for writes); a write
     waits for both copies with ``all_of``."""
     from storagelab.studies.vsan.preset import vsan
+    from storagelab.studies.vsan.workloads import SPAN_PER_VM
 
     p = vsan(VSAN_CONFIGURATION).params
     hosts, copies = int(p["hosts"].value), int(p["copies"].value)
@@ -199,7 +200,7 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     reads = [[simpy.Resource(env, ssd.parallelism) for _ in range(per_host)] for _ in range(hosts)]
     writes = [simpy.Resource(env, nvme.parallelism) for _ in range(hosts)]
     sigma2 = np.log1p(stack_scv)
-    blocks = VSAN_VMS * 7_500_000_000 // 4096
+    blocks = VSAN_VMS * SPAN_PER_VM // 4096
     responses: list[float] = []
     done = [0]
 

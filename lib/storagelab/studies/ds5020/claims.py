@@ -19,7 +19,8 @@ from storagelab.studies.ds5020.workloads import (
     tile_workload,
 )
 from storagelab.studies.fits import fits_of
-from storagelab.workloads import applications as apps
+from storagelab.workloads.application import combine
+from storagelab.workloads.catalogue import iometer_web_server
 
 STUDY = "ds5020"
 
@@ -176,8 +177,8 @@ def scenarios() -> list[Scenario]:
     def path_ratios(seed: int, quick: bool) -> dict[str, float]:
         web, cached = {}, {}
         for hp in (8, 4):
-            webs = apps.combine(
-                "web", [apps.iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)]
+            webs = combine(
+                "web", [iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)]
             )
             web[hp] = _total(ds5020(hp).run(webs, seed=seed, **_times(quick)), "web")
             t = {"duration": 0.15, "warmup": 0.05} if quick else {"duration": 5.0, "warmup": 1.0}  # ~80,000 IO/s

@@ -9,10 +9,12 @@ import polars as pl
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
 from storagelab.studies.ilio.claims import tier2_iops
-from storagelab.workloads import applications as apps
+from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, ilio_extra_writes
+from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, login_vsi
 
 #: Desktops per host (each host runs its own ILIO VM): the study ran 75 sessions on one host.
-DESKTOPS_PER_HOST = 75
+DESKTOPS_PER_HOST = DESKTOPS
 
 
 def scale_out(
@@ -23,9 +25,9 @@ def scale_out(
     Iometer baseline."""
     rows = []
     for n in desktop_counts:
-        w = apps.combine("Login VSI + Iometer", [
-            apps.login_vsi(desktops=n, ramp=False, span=n * 4 * 10**9),
-            apps.ilio_extra_writes(desktops=n, span=n * 32 * 10**9),
+        w = combine("Login VSI + Iometer", [
+            login_vsi(desktops=n, ramp=False, span=n * SPAN_PER_DESKTOP),
+            ilio_extra_writes(desktops=n, span=n * DESKTOP_DISK),
         ])  # fmt: skip
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
         topo = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})})
@@ -52,18 +54,18 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
                                 **corners.run_times(quick))  # fmt: skip
 
 
-def _vsi(desktops: int, extra_writes: bool) -> apps.ApplicationWorkload:
-    parts = [apps.login_vsi(desktops=desktops, ramp=False, span=desktops * 4 * 10**9)]
+def _vsi(desktops: int, extra_writes: bool) -> ApplicationWorkload:
+    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)]
     if extra_writes:
-        parts.append(apps.ilio_extra_writes(desktops=desktops, span=desktops * 32 * 10**9))
-    return apps.combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
+        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
+    return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
 
 
 def reduction_sweep(
     *,
     unique_shares: list[float],
     ram_gb: list[float],
-    desktops: int = 75,
+    desktops: int = DESKTOPS,
     quick: bool = True,
     seed: int = 1,
     overrides: dict[str, object] | None = None,
@@ -114,7 +116,7 @@ def extra_write_rate() -> pl.DataFrame:
     delay ends on a tick of the desktop's Windows timer (a burst then repeats every whole number of
     ticks), and what the study states. IOs are taken to take no time: on ILIO they take under a
     millisecond, far less than the 8 ms a burst has before its next tick."""
-    w = apps.ilio_extra_writes(desktops=1)
+    w = ilio_extra_writes(desktops=1)
     think = w.streams[0].think
     n, delay, tick = think.burst_length, think.delay, think.timer_tick
     return pl.DataFrame({

@@ -168,12 +168,12 @@ def host_cache_warmup(
     hit ratio is a function of reads per cached block, so the warm-up takes ``1 / scale`` times as long on
     the full disk at the same IO rates. Per second: ``hit_ratio``, host-cache IOPS, array OLTP IOPS,
     orders per minute, and ``full_size_min`` (the time at the study's size, in minutes)."""
-    from storagelab.workloads import applications as apps
+    from storagelab.workloads.catalogue import dvd_store
 
     guest = 50 * scale
     topo = preset.nexgen(**{"qos": 1, **(overrides or {}), "host_cache": 1, "host_cache_warm": 0,
                             "host_cache_guest_disk": f"{guest} GB"})  # fmt: skip
-    workload = apps.dvd_store(think=0.0, ios_per_order=IOS_PER_ORDER, span=int(4 * guest * 1e9))
+    workload = dvd_store(think=0.0, ios_per_order=IOS_PER_ORDER, span=int(4 * guest * 1e9))
     res = topo.run(workload, seed=seed, warmup=0.0, duration=duration)
     cache = topo.parts["host cache"].timeline()
     oltp = res.rates(1.0).filter(pl.col("class") == "oltp").select(time_s="start_s", iops="iops")

@@ -22,7 +22,7 @@ from storagelab.studies.nexgen.workloads import (
     steady_workload,
     storm_length_s,
 )
-from storagelab.workloads import applications as apps
+from storagelab.workloads.application import ApplicationWorkload
 
 STUDY = "nexgen"
 
@@ -37,7 +37,7 @@ def _array_iops(res: SimulationResult, topo: Topology) -> float:
     return served - float(window["hits"].sum()) / res.measured
 
 
-def _at_peak(workload: apps.ApplicationWorkload) -> apps.ApplicationWorkload:
+def _at_peak(workload: ApplicationWorkload) -> ApplicationWorkload:
     """The storm window from its peak on: the offered rate holds its peak from one boot after the first
     power-on until the last, so the run starts there (the ramp before it is not measured)."""
     return workload.from_time(BOOT_DURATION_S)

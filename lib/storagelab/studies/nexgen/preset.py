@@ -39,6 +39,7 @@ from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.qos import ServiceLevels
 from storagelab.studies.nexgen.policies import LUN_POLICY, lun_levels
+from storagelab.workloads.catalogue.oltp import IOS_PER_ORDER
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 _SFD3 = ("virtualtothecore.com, '#SFD3: An analysis of NexGen Storage': 'The models offers speed ranging from "
@@ -50,9 +51,9 @@ VOLUMES = tuple(LUN_POLICY)
 VDI_LUNS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
 #: SQL Server CPU per page IO (us), fitted by arithmetic on scenario 2's OPM (the midpoint of 35,000-40,000):
 #: with the host cache warm the 16 vCPUs bound the order rate, 16 / (18 IOs x c) orders/s = 37,500 / 60
-#: (18: :data:`storagelab.studies.nexgen.workloads.IOS_PER_ORDER`, fitted on the same scenario).
+#: (:data:`storagelab.workloads.catalogue.oltp.IOS_PER_ORDER`, 18, fitted on the same scenario).
 #: ``tests/test_host_cache.py`` re-derives it and checks that the simulated OPM is that bound.
-SQL_CPU_PER_IO_US = 16 * 60 / (18 * 37_500) * 1e6
+SQL_CPU_PER_IO_US = 16 * 60 / (IOS_PER_ORDER * 37_500) * 1e6
 #: The SQL Server VMs whose database disks ioTurbine caches (Figure 53: SQL01-04).
 SQL_VMS = 4
 

@@ -24,7 +24,7 @@ from storagelab.studies.vsan.claims import (
     protocol_iops,
     protocol_overrides,
 )
-from storagelab.workloads.applications import vsan_iometer
+from storagelab.studies.vsan.workloads import vsan_iometer
 
 __all__ = [
     "THRESHOLDS_MS",

@@ -29,7 +29,7 @@ from storagelab.components.tiering import cold_start_hit_ratio
 from storagelab.provenance import current_capacity_scale
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vsan import preset
-from storagelab.workloads.applications import vsan_iometer
+from storagelab.studies.vsan.workloads import SPAN_PER_VM, vsan_iometer
 
 STUDY = "vsan"
 READ, HOSTS, COPIES = 0.7, 4, 2
@@ -43,7 +43,7 @@ THRESHOLDS_MS = (1, 2, 5, 10, 30)
 #: the write buffer and read cache 'were cleared between the different tests' but not between the
 #: three instances of one. Times in seconds from the clear; the instances taken back to back.
 RAMP_S, RUN_S, INSTANCES = 1800.0, 5400.0, 3
-SPAN_PER_VM, BLOCK, DRIVES_PER_HOST = 7.5e9, 4096, 4
+BLOCK, DRIVES_PER_HOST = 4096, 4
 
 
 def measured_windows() -> list[tuple[float, float]]:
