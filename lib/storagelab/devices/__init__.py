@@ -22,11 +22,11 @@ instance each call: a disk carries state (its head), so every member of an array
 Modules: :mod:`~storagelab.devices.hdd` (seek specification, seek curve and its fit, the disk),
 :mod:`~storagelab.devices.flash` (SSD, NVMe), :mod:`~storagelab.devices.dram`,
 :mod:`~storagelab.devices.scaled` (:class:`ScaledDevice`), :mod:`~storagelab.devices.catalogue` (the
-named presets, as tables of Params) and :mod:`~storagelab.devices.common` (what the models share).
+named presets, as tables of Params) and :mod:`~storagelab.devices.model` (what the models share).
 """
 
 from storagelab.devices.catalogue import preset, preset_names
-from storagelab.devices.common import DATASHEET_BLOCK, CapacityExceeded
+from storagelab.devices.model import DATASHEET_BLOCK, CapacityExceeded
 from storagelab.devices.dram import DRAM
 from storagelab.devices.flash import SSD, NVMe
 from storagelab.devices.hdd import HDD, SeekCurve, SeekSpec

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from storagelab.devices.common import _check_io, _lookup, _param
+from storagelab.devices.model import _check_io, _lookup, _param
 from storagelab.provenance import Param
 
 

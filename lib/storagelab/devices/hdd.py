@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.optimize import brentq
 
-from storagelab.devices.common import DATASHEET_BLOCK, CapacityExceeded, _check_io, _lookup, _param, _Variates
+from storagelab.devices.model import DATASHEET_BLOCK, CapacityExceeded, _check_io, _lookup, _param, _Variates
 from storagelab.provenance import Param
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from storagelab.devices.common import DATASHEET_BLOCK
+from storagelab.devices.model import DATASHEET_BLOCK
 
 
 class ScaledDevice:
