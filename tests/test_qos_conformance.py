@@ -75,6 +75,26 @@ def assert_cap(times: np.ndarray, limit: float, *, slack: float, capacity: float
         )
 
 
+def test_window_counts_are_exact():
+    """The dispatch-aligned windows give the fewest (most) dispatches in any window of the length, as a
+    brute force over window starts on either side of every dispatch and between them finds; the grid
+    (the sweeps' windows) can only see fewer extremes."""
+    rng = np.random.default_rng(7)
+    times = np.sort(rng.uniform(0.0, 1.0, 300))
+    eps = 1e-12
+    starts = np.concatenate([times - eps, times, times + eps, (times[1:] + times[:-1]) / 2])
+    for length in (0.002, 0.01, 0.05, 0.2):
+        inside = starts[(starts >= times[0]) & (starts <= 1.0 - length)]
+        brute = np.array([((times >= a) & (times < a + length)).sum() for a in inside])
+        fewest = window_counts(times, length, 0.0, 1.0, align="floor").min()
+        most = window_counts(times, length, 0.0, 1.0, align="cap").max()
+        assert fewest == brute.min() and most == brute.max(), length
+        grid = window_counts(times, length, 0.0, 1.0)
+        assert fewest <= grid.min() and grid.max() <= most
+    with pytest.raises(ValueError, match="align"):
+        window_counts(times, 0.1, 0.0, 1.0, align="sliding")
+
+
 # -- the cases ------------------------------------------------------------------------------------------
 
 
