@@ -179,6 +179,18 @@ def _token_bucket(qos, seed):
     return qos.station(disc, {"capped": 32, "free": 32}, seed=seed)
 
 
+def _token_bucket_after_idle(qos, seed):
+    """The capped tenant asks in bursts (2,000 IO/s for 0.25 s, then nothing for 0.25 s), so its bucket
+    fills while it is idle: what it saves is the burst, no more."""
+
+    def load(disk):
+        on_off = OpenSource("capped", disk, qos.sampler, rate=2000.0, cls="capped",
+                            rate_scale=lambda t: 1.0 if t % 0.5 >= 0.25 else 0.0, max_scale=1.0)  # fmt: skip
+        return [on_off, ClosedSource("free", disk, qos.sampler, workers=16, cls="free")]
+
+    return qos.station(TokenBucket({"capped": Bucket(rate=200, burst=20)}), load, seed=seed)
+
+
 def _service_levels_capped(spare):
     def run(qos, seed):
         levels = {"capped": _level(500, 10, max_iops=100), "free": _level(100, 100)}
@@ -209,6 +221,7 @@ CAPS = [
     Case("dmclock, exponential service", _dmclock_capped(True), {"capped": 300}, slack=3.0, start=0.5,
          capacity=3000),
     Case("token bucket", _token_bucket, {"capped": 200}, slack=20.0),
+    Case("token bucket, after idle", _token_bucket_after_idle, {"capped": 200}, slack=20.0),
     Case("service levels, spare by deadline", _service_levels_capped("deadline"), {"capped": 100}),
     Case("service levels, spare by weight", _service_levels_capped("weight"), {"capped": 100}),
     Case("service levels, bandwidth", _service_levels_bandwidth_capped, {"capped": 1e6 / 65536}, end=2.0),
