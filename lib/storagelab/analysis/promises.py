@@ -59,9 +59,30 @@ def _run(
     return {c: np.asarray(v) for c, v in times.items()}
 
 
-def _windows(times: np.ndarray, window: float, start: float, end: float) -> np.ndarray:
-    grid = np.arange(start, end - window, window / 10)
-    return np.searchsorted(times, grid + window) - np.searchsorted(times, grid)
+def window_counts(
+    times: np.ndarray, window: float, start: float, end: float, *, align: str = "grid"
+) -> np.ndarray:
+    """How many of the sorted dispatch ``times`` fall in each window of ``window`` seconds in ``[start, end]``.
+
+    - ``align="grid"``: windows ``[a, a + window)`` for ``a`` on a grid of a tenth of the window from
+      ``start`` (the sweeps' windows);
+    - ``align="floor"``: windows ``(t, t + window]`` from each dispatch ``t`` in ``[start, end - window]``.
+      Their minimum is exact: the fewest dispatches in any window of that length starting between the
+      first dispatch at or after ``start`` and ``end - window`` (as a window's start moves, its count
+      falls only when the start passes a dispatch, so the fewest is just after one);
+    - ``align="cap"``: windows ``[t, t + window)`` from each dispatch ``t`` in ``[start, end)``. Their
+      maximum is exact: the most dispatches in any window starting in ``[start, end)`` (a count rises
+      only when the start reaches a dispatch), counting what was dispatched by ``end``.
+    """
+    if align == "grid":
+        starts, side = np.arange(start, end - window, window / 10), "left"
+    elif align == "floor":
+        starts, side = times[(times >= start) & (times <= end - window)], "right"
+    elif align == "cap":
+        starts, side = times[(times >= start) & (times < end)], "left"
+    else:
+        raise ValueError(f"window_counts: align must be 'grid', 'floor' or 'cap', got {align!r}")
+    return np.searchsorted(times, starts + window, side=side) - np.searchsorted(times, starts, side=side)
 
 
 def _backlogged(names: Sequence[str], workers: int = 16) -> Callable[[Station], list]:
@@ -69,7 +90,7 @@ def _backlogged(names: Sequence[str], workers: int = 16) -> Callable[[Station], 
 
 
 def _row(sweep, setting, tenant, promise, promised, times, *, window, start, end, floor):
-    counts = _windows(times, window, start, end)
+    counts = window_counts(times, window, start, end)
     worst = counts.min() if floor else counts.max()
     held = worst >= promised * window - 1 if floor else worst <= promised * window + 1
     delivered = ((times >= start) & (times < end)).sum() / (end - start)

@@ -26,10 +26,10 @@ named presets, as tables of Params) and :mod:`~storagelab.devices.model` (what t
 """
 
 from storagelab.devices.catalogue import preset, preset_names
-from storagelab.devices.model import DATASHEET_BLOCK, CapacityExceeded
 from storagelab.devices.dram import DRAM
 from storagelab.devices.flash import SSD, NVMe
 from storagelab.devices.hdd import HDD, SeekCurve, SeekSpec
+from storagelab.devices.model import DATASHEET_BLOCK, CapacityExceeded
 from storagelab.devices.scaled import ScaledDevice
 
 __all__ = [
