@@ -69,7 +69,9 @@ def test_a_conflict_group_counts_once_and_is_scored_against_its_range():
 
 
 def test_per_tile_rows_and_their_total_are_one_claim():
-    points = [Point("ds5020", f"ds5020-t4-web-iops-tile{t}", "web", claim="ds5020-t4-web-iops") for t in range(1, 5)]
+    points = [
+        Point("ds5020", f"ds5020-t4-web-iops-tile{t}", "web", claim="ds5020-t4-web-iops") for t in range(1, 5)
+    ]
     points.append(Point("ds5020", "ds5020-t4-web-iops-total", "web", claim="ds5020-t4-web-iops"))
     sc = Scenario("ds5020", "s", tuple(points), lambda seed, quick: {p.key: p.published for p in points})
     claims = _run(sc, sensitivity=False).claims()
@@ -144,9 +146,15 @@ def test_a_claim_that_passes_whatever_the_capacity_is_insensitive():
     frame = result.to_frame()
     assert frame.filter(pl.col("point") == fixed.key)["sensitive"][0] is False
     assert frame.filter(pl.col("point") == scaled.key)["sensitive"][0] is True
-    assert frame.filter(pl.col("point") == scaled.key)["simulated_half"][0] == pytest.approx(scaled.published / 2)
+    assert frame.filter(pl.col("point") == scaled.key)["simulated_half"][0] == pytest.approx(
+        scaled.published / 2
+    )
     total = result.pass_rates().row(-1, named=True)
-    assert (total["informative_predicted"], total["within_tolerance"], total["insensitive_predicted"]) == (1, 1, 1)
+    assert (total["informative_predicted"], total["within_tolerance"], total["insensitive_predicted"]) == (
+        1,
+        1,
+        1,
+    )
 
 
 def test_a_fitted_claim_is_counted_apart():
@@ -171,7 +179,9 @@ def test_tolerances_by_unit():
 
 
 def test_a_range_is_scored_against_both_ends():
-    p = Point("vplex", "write-adder-local-range-low", "write adder", range_with="write-adder-local-range-high")
+    p = Point(
+        "vplex", "write-adder-local-range-low", "write adder", range_with="write-adder-local-range-high"
+    )
     assert p.published_range == pytest.approx((0.2, 0.6))
     assert p.passes(0.161) and p.passes(0.4) and p.passes(0.719)
     assert not p.passes(0.159) and not p.passes(0.721)
@@ -360,7 +370,19 @@ def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsa
     monkeypatch.setattr(studies, "calibrate", fake)
     out = tmp_path / "cal.csv"
     result = runner.invoke(
-        app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--workers", "1", "--out", str(out)]
+        app,
+        [
+            "calibrate",
+            "--study",
+            "vsan",
+            "--quick",
+            "--replications",
+            "2",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert calls == [("vsan", True, 2, None, 1, 1)]  # None: calibrate() picks the default

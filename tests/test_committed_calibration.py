@@ -17,7 +17,9 @@ COMMITTED = ROOT / "notebooks" / "calibration-quick.csv"
 
 
 def _readme_tool():
-    spec = importlib.util.spec_from_file_location("update_readme", ROOT / "ci" / "update_readme_calibration.py")
+    spec = importlib.util.spec_from_file_location(
+        "update_readme", ROOT / "ci" / "update_readme_calibration.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -43,4 +45,6 @@ def test_committed_run_is_reproduced(tmp_path):
     """Re-run the quick calibration and compare, as written to CSV."""
     fresh = studies.calibrate(quick=True, replications=3, perturbed_replications=1, seed=1)
     out = fresh.to_csv(tmp_path / "fresh.csv")
-    assert out.read_text() == COMMITTED.read_text(), "re-run differs from the committed table: `make calibration`"
+    assert out.read_text() == COMMITTED.read_text(), (
+        "re-run differs from the committed table: `make calibration`"
+    )

@@ -54,7 +54,9 @@ def test_closed_network_headroom_is_the_mva_population():
         src = ClosedSource("job", path, SAMPLER, workers=int(m), cls="job")
         return simulate(path, [src], duration=200.0, warmup=5.0, seed=seed, progress=False)
 
-    h = headroom(run, [LatencyObjective("job", "mean_ms", 37.5)], low=1, high=20, replications=3, integer=True)
+    h = headroom(
+        run, [LatencyObjective("job", "mean_ms", 37.5)], low=1, high=20, replications=3, integer=True
+    )
     # the simulated mean response at n_star and n_star + 1 lies within noise of the limit only if the MVA
     # value does; here MVA puts n_star at least 4 % under and n_star + 1 at least 4 % over
     assert mva.response_time[n_star - 1] < 0.96 * 0.0375 < 0.0375 * 1.04 < mva.response_time[n_star]
@@ -68,7 +70,9 @@ def test_bad_brackets_and_levels_are_refused():
         return simulate(disk, [OpenSource("io", disk, SAMPLER, rate=100.0 * m, cls="io")], duration=5.0,
                         warmup=0.5, seed=seed, progress=False)  # fmt: skip
 
-    with pytest.raises(OutsideBracket, match=r"lowest multiplier 9 .* io mean_ms <= 1 ms already fails") as err:
+    with pytest.raises(
+        OutsideBracket, match=r"lowest multiplier 9 .* io mean_ms <= 1 ms already fails"
+    ) as err:
         headroom(run, [LatencyObjective("io", "mean_ms", 1.0)], low=9.0, high=9.5)
     assert (err.value.side, err.value.multiplier, err.value.failing) == ("low", 9.0, "io mean_ms <= 1 ms")
     with pytest.raises(OutsideBracket, match="still hold at the highest") as err:

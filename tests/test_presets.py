@@ -63,7 +63,10 @@ def test_overrides_are_applied_and_tagged_user():
 @pytest.mark.parametrize(
     ("build", "words"),
     [
-        (lambda: vsan("all-flash NVMe", nodes=8), ["Virtual SAN 5.5, all-flash NVMe", "no parameter 'nodes'", "hosts"]),
+        (
+            lambda: vsan("all-flash NVMe", nodes=8),
+            ["Virtual SAN 5.5, all-flash NVMe", "no parameter 'nodes'", "hosts"],
+        ),
         (lambda: vsan("all-flash NVMe", hosts=0), ["'hosts'", "whole number >= 1"]),
         (lambda: vsan("all-flash NVMe", hosts=2.5), ["'hosts'", "whole number"]),
         (lambda: ds5020(drive="15K SATA"), ["'drive'", "device preset", "10K SAS"]),
@@ -194,8 +197,9 @@ def test_ds5020_drive_channels_carry_each_drive_io_store_and_forward():
         res = ds5020(tiles=1, drive_channel_rate=rate).run(scan, seed=1, duration=2.0, warmup=0.5)
         mean[rate] = res.summary()["mean_ms"][0]
     assert mean["400 MB/s"] - mean["4000000 MB/s"] == pytest.approx(262144 / 400e6 * 1e3, rel=0.02)
-    res = ds5020_characterization(8, read_cache=0).run(characterization_workload(), seed=1, duration=2.0,
-                                                       warmup=0.5)
+    res = ds5020_characterization(8, read_cache=0).run(
+        characterization_workload(), seed=1, duration=2.0, warmup=0.5
+    )
     total = res.summary()["mb_per_s"].sum()
     assert total == pytest.approx(4 * 400, rel=0.01)
     util = res.components().filter(pl.col("component").str.contains("drive channel"), statistic="utilisation")
@@ -222,7 +226,9 @@ def test_ds5020_read_cache_serves_the_characterization_followers_and_reads_the_s
     for prefetch in (1, 0):
         res = ds5020(tiles=1, read_prefetch=prefetch).run(scan, seed=1, duration=2.0, warmup=0.5)
         c = res.components().filter(component="scan-1 read cache")
-        stats[prefetch] = {s: c.filter(statistic=s)["value"][0] for s in ("read_ios", "read_misses", "prefetches")}
+        stats[prefetch] = {
+            s: c.filter(statistic=s)["value"][0] for s in ("read_ios", "read_misses", "prefetches")
+        }
     on, off = stats[1], stats[0]
     assert on["read_misses"] == pytest.approx(on["read_ios"] / 2, abs=1)
     assert on["prefetches"] == pytest.approx(on["read_ios"] / 2, abs=1)

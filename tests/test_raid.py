@@ -92,7 +92,9 @@ def test_raid10_balanced_reads_the_member_with_fewer_outstanding_ios():
     assert _ops(layout.plan(True, SU, 4 * KIB))[0].member == 2
     # with equal queues, a read goes to the member whose last IO ended nearest it
     layout.reset()
-    layout.plan(False, 8 * SU, 4 * KIB)  # unit 8: pair 0, member address 4 SU; both mirrors end at 4 SU + 4 KiB
+    layout.plan(
+        False, 8 * SU, 4 * KIB
+    )  # unit 8: pair 0, member address 4 SU; both mirrors end at 4 SU + 4 KiB
     assert _ops(layout.plan(True, 8 * SU + 4 * KIB, 4 * KIB))[0].member == 0  # sequential on member 0
     assert _ops(layout.plan(True, 8 * SU + 32 * KIB, 4 * KIB))[0].member == 0  # 24 KiB from 0, 28 KiB from 1
     assert _ops(layout.plan(True, 2 * SU, 4 * KIB))[0].member == 1  # member address SU: nearer member 1
@@ -330,7 +332,10 @@ def test_usable_capacity_and_penalties():
         (lambda: Raid10(0, SU), "mirror_pairs must be an integer >= 1"),
         (lambda: Raid5(4, 0), "stripe_unit must be an integer >= 1"),
         (lambda: Raid0(4, 65536.0), "stripe_unit must be an integer"),
-        (lambda: Raid10(2, SU, read_policy="fastest"), "read_policy must be one of balanced, alternate, first"),
+        (
+            lambda: Raid10(2, SU, read_policy="fastest"),
+            "read_policy must be one of balanced, alternate, first",
+        ),
     ],
 )
 def test_bad_geometry_is_an_error_naming_the_parameter(build, message):

@@ -33,6 +33,7 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     raise AttributeError(f"module 'storagelab' has no attribute {name!r}")
 
+
 try:
     __version__ = version("storagelab")
 except PackageNotFoundError:  # running from a source tree that was not installed

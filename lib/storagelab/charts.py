@@ -283,7 +283,9 @@ def calibration(table: pl.DataFrame, *, title: str, name: str) -> alt.LayerChart
         ci_high_pct=100 * pl.col("ci_high") / pl.col("published"),
         tolerance_pct=100 * pl.col("tolerance") / pl.col("published").abs(),
         within=pl.when(pl.col("pass")).then(pl.lit("within tolerance")).otherwise(pl.lit("outside")),
-        evidence=pl.when(pl.col("sensitive").fill_null(True)).then(pl.lit("informative")).otherwise(pl.lit("insensitive")),
+        evidence=pl.when(pl.col("sensitive").fill_null(True))
+        .then(pl.lit("informative"))
+        .otherwise(pl.lit("insensitive")),
     )
     data = chart_data(
         df.select("claim", "point", "role", "evidence", "within", "published", "simulated", "unit", "simulated_pct",

@@ -107,14 +107,19 @@ def refresh(
 
 @app.command()
 def sweep(
-    spec: Annotated[Path, typer.Argument(help="sweep spec (YAML): name, scenario or notebook, grid or points, seeds")],
+    spec: Annotated[
+        Path, typer.Argument(help="sweep spec (YAML): name, scenario or notebook, grid or points, seeds")
+    ],
     scheduler: Annotated[
-        str | None, typer.Option(help="address of an existing Dask scheduler (default: an embedded LocalCluster)")
+        str | None,
+        typer.Option(help="address of an existing Dask scheduler (default: an embedded LocalCluster)"),
     ] = None,
-    workers: Annotated[int | None, typer.Option(help="LocalCluster worker processes (default: the cores)")] = None,
-    results: Annotated[Path, typer.Option(help="results folder; the sweep's runs go to RESULTS/<name>/")] = Path(
-        "results"
-    ),
+    workers: Annotated[
+        int | None, typer.Option(help="LocalCluster worker processes (default: the cores)")
+    ] = None,
+    results: Annotated[
+        Path, typer.Option(help="results folder; the sweep's runs go to RESULTS/<name>/")
+    ] = Path("results"),
 ) -> None:
     """Run a sweep on Dask into a resumable Parquet store: runs already stored are skipped."""
     from storagelab.pipeline.sweeps import SweepError, load_spec, plan
@@ -200,7 +205,9 @@ def bench(
         except ValueError as e:
             raise typer.BadParameter(str(e), param_hint="--against") from None
     elif sweep:
-        table = sweep_efficiency(repeats=repeats or (1 if quick else 2), duration_s=25.0 if quick else 100.0, seed=seed)
+        table = sweep_efficiency(
+            repeats=repeats or (1 if quick else 2), duration_s=25.0 if quick else 100.0, seed=seed
+        )
     else:
         table = run_bench(quick=quick, seed=seed, repeats=repeats)
     _echo_tables(table, str_lengths=70)
@@ -228,13 +235,17 @@ def calibrate(
     ] = None,
     perturbed_replications: Annotated[
         int | None,
-        typer.Option(help="runs per scenario with capacity x0.5 and x2, the sensitivity check (default 2, "
-                     "or 1 with --quick)"),
+        typer.Option(
+            help="runs per scenario with capacity x0.5 and x2, the sensitivity check (default 2, "
+            "or 1 with --quick)"
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
     workers: Annotated[
         int | None,
-        typer.Option(help="processes running replications in parallel (default: one per core; 1: in this process)"),
+        typer.Option(
+            help="processes running replications in parallel (default: one per core; 1: in this process)"
+        ),
     ] = None,
 ) -> None:
     """Run the calibration scenarios and compare with the published claims: informative predicted
@@ -249,7 +260,11 @@ def calibrate(
         _fail(ValueError(f"--replications must be >= 2 (for a confidence interval), got {replications}"))
     most = replications or (3 if quick else 5)
     if perturbed_replications is not None and not 1 <= perturbed_replications <= most:
-        _fail(ValueError(f"--perturbed-replications must be from 1 to --replications, got {perturbed_replications}"))
+        _fail(
+            ValueError(
+                f"--perturbed-replications must be from 1 to --replications, got {perturbed_replications}"
+            )
+        )
     if workers is not None and workers < 1:
         _fail(ValueError(f"--workers must be >= 1, got {workers}"))
     if out is not None and not out.parent.is_dir():

@@ -64,7 +64,11 @@ class Param:
         if self.unit == PRESET_UNIT:
             if not isinstance(self.value, str) or not self.value:
                 raise ValueError(f"a {PRESET_UNIT!r} Param names a device preset, got {self.value!r}")
-        elif isinstance(self.value, bool) or not isinstance(self.value, int | float) or not math.isfinite(self.value):
+        elif (
+            isinstance(self.value, bool)
+            or not isinstance(self.value, int | float)
+            or not math.isfinite(self.value)
+        ):
             raise ValueError(f"Param value must be a finite number, got {self.value!r}")
         if self.unit != PRESET_UNIT and self.unit not in UNITS:
             raise ValueError(f"Param unit {self.unit!r} is not a known unit; known: {', '.join(UNITS)}")
@@ -73,7 +77,9 @@ class Param:
         if not isinstance(self.source, str) or not self.source.strip():
             raise ValueError("Param source must say where the value comes from (a non-empty string)")
         if self.origin == "fit" and not self.fitted_on:
-            raise ValueError(f"a fitted Param must name the published points it was fitted on ({self.source!r})")
+            raise ValueError(
+                f"a fitted Param must name the published points it was fitted on ({self.source!r})"
+            )
         if self.fitted_on and self.origin != "fit":
             raise ValueError(f"fitted_on is for fitted parameters; this one's origin is {self.origin!r}")
         if self.capacity and self.capacity not in CAPACITY_KINDS:
@@ -99,7 +105,9 @@ class Param:
         return f"{whole}{lo}{hi} {self.unit}"
 
     def _range(self) -> tuple[float, float]:
-        default = {"count": (1.0, math.inf), "ratio": (0.0, 1.0), "%": (0.0, 100.0)}.get(self.unit, (0.0, math.inf))
+        default = {"count": (1.0, math.inf), "ratio": (0.0, 1.0), "%": (0.0, 100.0)}.get(
+            self.unit, (0.0, math.inf)
+        )
         return (
             default[0] if self.low is None else self.low,
             default[1] if self.high is None else self.high,

@@ -64,13 +64,19 @@ def run_times(quick: bool) -> dict[str, float]:
     return {"duration": 1.5, "warmup": 0.3} if quick else {"duration": 10.0, "warmup": 2.0}
 
 
-def corner_workload(corner: Corner, volumes: Sequence[str], span: int, outstanding: int) -> ApplicationWorkload:
+def corner_workload(
+    corner: Corner, volumes: Sequence[str], span: int, outstanding: int
+) -> ApplicationWorkload:
     """The corner as a workload: per volume, ``outstanding`` random workers with one IO each, or one
     sequential stream keeping ``outstanding`` IOs in flight (as Iometer's sequential tests do)."""
     streams = tuple(
         Stream(
-            f"{corner.name} {v}", v, corner.spec(), span,
-            workers=outstanding if corner.random else 1, outstanding=1 if corner.random else outstanding,
+            f"{corner.name} {v}",
+            v,
+            corner.spec(),
+            span,
+            workers=outstanding if corner.random else 1,
+            outstanding=1 if corner.random else outstanding,
         )
         for v in volumes
     )

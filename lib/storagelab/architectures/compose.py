@@ -11,7 +11,9 @@ from storagelab.architectures.topology import Topology
 from storagelab.provenance import Param
 
 
-def extend(topology: Topology, name: str, own: Mapping[str, Param], overrides: Mapping[str, object]) -> ParamSet:
+def extend(
+    topology: Topology, name: str, own: Mapping[str, Param], overrides: Mapping[str, object]
+) -> ParamSet:
     """The parameters of ``name``, a transform of ``topology``: the transform's ``own`` parameters beside
     the topology's (each counted as read: the preset read them when it built the topology), with
     ``overrides`` of either applied. Raises if a name of ``own`` is already the topology's."""

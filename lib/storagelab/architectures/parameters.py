@@ -68,7 +68,6 @@ def _override_value(preset: str, name: str, p: Param, value: object) -> float | 
     return out
 
 
-
 class ParamSet(Mapping[str, Param]):
     """The parameters a preset named ``preset`` is built from, with ``overrides`` applied (each validated
     and re-tagged ``user``). Reading a parameter (``p["name"]``) records it; :meth:`check_all_read` then
@@ -84,7 +83,9 @@ class ParamSet(Mapping[str, Param]):
         self.scale = current_capacity_scale()
         for name, p in self._params.items():
             if not _accepts(p, p.value):
-                raise ValueError(f"preset {preset!r}, parameter {name!r}: {p.value!r} is not allowed; give {_allowed(p)}")
+                raise ValueError(
+                    f"preset {preset!r}, parameter {name!r}: {p.value!r} is not allowed; give {_allowed(p)}"
+                )
         for name, value in (overrides or {}).items():
             if name not in self._params:
                 raise ValueError(

@@ -47,7 +47,9 @@ class Topology:
         """The per-component statistics of ``result`` (a run of this topology) for the components in
         ``role``: one ``statistic``, or all (columns component, statistic, value)."""
         if role not in self.roles:
-            raise KeyError(f"topology {self.name!r} has no role {role!r}; its roles: {', '.join(self.roles) or 'none'}")
+            raise KeyError(
+                f"topology {self.name!r} has no role {role!r}; its roles: {', '.join(self.roles) or 'none'}"
+            )
         names = [c.name for c in self.roles[role]]
         stats = result.components().filter(pl.col("component").is_in(names))
         return stats if statistic is None else stats.filter(pl.col("statistic") == statistic)
@@ -91,4 +93,3 @@ class Topology:
         return simulate(
             sources[0].target, sources, duration=duration, warmup=warmup, seed=seed, progress=progress
         )
-

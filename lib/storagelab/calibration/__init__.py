@@ -69,7 +69,10 @@ def run_scenarios(
     results = dict(zip(tasks, _run_tasks(scenarios, tasks, quick, workers, progress), strict=True))
     rows = []
     for i, sc in enumerate(scenarios):
-        runs = {f: Replications.of_runs([v for (j, g, _), v in results.items() if j == i and g == f]) for f in factors}
+        runs = {
+            f: Replications.of_runs([v for (j, g, _), v in results.items() if j == i and g == f])
+            for f in factors
+        }
         main = runs.pop(None)
         rows += tabulate(sc, main, runs, fitted, confidence)
     table = settle_claims(pl.DataFrame(rows, schema=SCHEMA))
@@ -109,7 +112,8 @@ def _run_tasks(
     with local_cluster(min(n, total)) as cluster, Client(cluster) as client:
         [remote] = client.scatter([list(scenarios)], broadcast=True)
         futures = {
-            client.submit(_one, remote, tasks[k][0], tasks[k][2], quick, tasks[k][1], pure=False): k for k in range(total)
+            client.submit(_one, remote, tasks[k][0], tasks[k][2], quick, tasks[k][1], pure=False): k
+            for k in range(total)
         }
         out: dict[int, tuple[dict[str, float], str]] = {}
         for done, fut in enumerate(as_completed(futures), 1):
@@ -121,6 +125,7 @@ def _run_tasks(
     return [out[k] for k in range(total)]
 
 
-def _one(scenarios: list[Scenario], i: int, seed: int, quick: bool, scale: float | None) -> tuple[dict[str, float], str]:
+def _one(
+    scenarios: list[Scenario], i: int, seed: int, quick: bool, scale: float | None
+) -> tuple[dict[str, float], str]:
     return Replications.one(scenarios[i], seed, quick, scale)
-

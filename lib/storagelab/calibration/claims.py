@@ -83,7 +83,11 @@ class Point:
         if self.comparison not in COMPARISONS:
             raise ValueError(f"point {self.row_id!r}: comparison must be one of {COMPARISONS}")
         if self.range_with:
-            ends = {published_rows()[r]["qualifier"] for r in (self.row_id, self.range_with) if r in published_rows()}
+            ends = {
+                published_rows()[r]["qualifier"]
+                for r in (self.row_id, self.range_with)
+                if r in published_rows()
+            }
             if ends != {"range-low", "range-high"}:
                 raise ValueError(
                     f"point {self.row_id!r}: range_with {self.range_with!r} must name the other end of a range "
@@ -136,7 +140,9 @@ class Point:
         values = [
             _in_unit(r, self.unit)
             for r in published_rows().values()
-            if r["conflict_group"] == group and r["metric"] == self.metric and units.unit(r["unit"]).quantity == q
+            if r["conflict_group"] == group
+            and r["metric"] == self.metric
+            and units.unit(r["unit"]).quantity == q
         ]
         return min(values), max(values)
 
@@ -255,7 +261,9 @@ def tabulate(
             note = "; ".join(
                 [x for x in (note, f"FAILED: {len(why)} of {len(main.values)} replications: {'; '.join(reasons)}") if x]
             )  # fmt: skip
-        half, double = (perturbed[f].passes(p) if f in perturbed else (None, math.nan) for f in SENSITIVITY_FACTORS)
+        half, double = (
+            perturbed[f].passes(p) if f in perturbed else (None, math.nan) for f in SENSITIVITY_FACTORS
+        )
         plo, phi = p.published_range
         role = "derived" if p.derived else "fitted" if p.row_id in fitted else "predicted"
         rows.append(

@@ -371,7 +371,9 @@ class WriteBackBuffer(Component):
             self._queue.append(io)
             self._kick()
         extra = size - self._ack_block
-        return completion_in(self.env, self.write_latency + (extra * self._ack_per_byte if extra > 0 else 0.0), io)
+        return completion_in(
+            self.env, self.write_latency + (extra * self._ack_per_byte if extra > 0 else 0.0), io
+        )
 
     def _kick(self) -> None:
         if self._timed is not None:

@@ -43,7 +43,11 @@ def destage_depth(members: int, queue_depth: int, member_writes_per_io: int) -> 
     """Destage IOs a volume can have in flight so that its drives' command queues are full and no
     more: ``members x queue_depth / member_writes_per_io`` (e.g. 4 drives with 32-command queues in
     RAID-10, two member writes per destage: 64)."""
-    for name, v in (("members", members), ("queue_depth", queue_depth), ("member_writes_per_io", member_writes_per_io)):
+    for name, v in (
+        ("members", members),
+        ("queue_depth", queue_depth),
+        ("member_writes_per_io", member_writes_per_io),
+    ):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"destage_depth: {name} must be an integer >= 1, got {v!r}")
     return max(1, members * queue_depth // member_writes_per_io)
@@ -83,7 +87,9 @@ class WriteCachePool(Component):
         if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes <= 0:
             raise ValueError(f"write cache {name!r}: block_bytes must be an integer > 0, got {block_bytes!r}")
         if not capacity_bytes >= block_bytes:
-            raise ValueError(f"write cache {name!r}: capacity_bytes must be >= block_bytes, got {capacity_bytes!r}")
+            raise ValueError(
+                f"write cache {name!r}: capacity_bytes must be >= block_bytes, got {capacity_bytes!r}"
+            )
         if not 0 <= stop_flush <= start_flush <= 1:
             raise ValueError(
                 f"write cache {name!r}: need 0 <= stop_flush <= start_flush <= 1, got {stop_flush}, {start_flush}"
@@ -93,7 +99,9 @@ class WriteCachePool(Component):
         if not write_latency >= 0:
             raise ValueError(f"write cache {name!r}: write_latency must be >= 0 s, got {write_latency!r}")
         if not 0 <= warm_start < flush_age:
-            raise ValueError(f"write cache {name!r}: warm_start must be in [0, flush_age) s, got {warm_start!r}")
+            raise ValueError(
+                f"write cache {name!r}: warm_start must be in [0, flush_age) s, got {warm_start!r}"
+            )
         self.capacity_blocks = int(capacity_bytes) // block_bytes
         self.block_bytes = block_bytes
         self.start_flush, self.stop_flush, self.flush_age = start_flush, stop_flush, flush_age
@@ -137,17 +145,28 @@ class WriteBackCache(Component):
     ) -> None:
         super().__init__(name)
         b = pool.block_bytes
-        if isinstance(destage_unit, bool) or not isinstance(destage_unit, int) or destage_unit < b or destage_unit % b:
+        if (
+            isinstance(destage_unit, bool)
+            or not isinstance(destage_unit, int)
+            or destage_unit < b
+            or destage_unit % b
+        ):
             raise ValueError(
                 f"write-back cache {name!r}: destage_unit must be a multiple of the {b}-byte cache block, "
                 f"got {destage_unit!r}"
             )
         if isinstance(max_destage, bool) or not isinstance(max_destage, int) or max_destage < 1:
-            raise ValueError(f"write-back cache {name!r}: max_destage must be an integer >= 1, got {max_destage!r}")
+            raise ValueError(
+                f"write-back cache {name!r}: max_destage must be an integer >= 1, got {max_destage!r}"
+            )
         if volume_share is not None and not 0 < volume_share <= 1:
-            raise ValueError(f"write-back cache {name!r}: volume_share must be in (0, 1] or None, got {volume_share!r}")
+            raise ValueError(
+                f"write-back cache {name!r}: volume_share must be in (0, 1] or None, got {volume_share!r}"
+            )
         if not volume_bytes >= b:
-            raise ValueError(f"write-back cache {name!r}: volume_bytes must be >= one cache block, got {volume_bytes!r}")
+            raise ValueError(
+                f"write-back cache {name!r}: volume_bytes must be >= one cache block, got {volume_bytes!r}"
+            )
         self.backend, self.pool = backend, pool
         self.volume_blocks = int(volume_bytes) // b
         self.unit_blocks = destage_unit // b
@@ -174,7 +193,9 @@ class WriteBackCache(Component):
         self._flushing_mode = False
         self._age_timer = False
         self._first_write: float | None = None  # warm start: when the volume first wrote
-        self._new_blocks = self._sequential_blocks = 0  # new blocks dirtied while watched, and how many followed a dirty one
+        self._new_blocks = self._sequential_blocks = (
+            0  # new blocks dirtied while watched, and how many followed a dirty one
+        )
         self.warm_blocks = 0
 
     def _warm_start(self, _ev: Event) -> None:
@@ -189,11 +210,15 @@ class WriteBackCache(Component):
         if 2 * self._sequential_blocks > self._new_blocks:  # sequential: the blocks written just before
             low = min(since) if since else 0
             candidates = [b % self.volume_blocks for b in range(low - 1, low - 1 - 4 * extra, -1)]
-            blocks = [b for b in dict.fromkeys(candidates) if b not in since and b not in self._flushing][:extra]
+            blocks = [b for b in dict.fromkeys(candidates) if b not in since and b not in self._flushing][
+                :extra
+            ]
             span = n / rate
             ages = [self._first_write - span * (k + 1) / (extra + 1) for k in range(len(blocks))]
         else:
-            draw = self.rng.choice(self.volume_blocks, size=min(self.volume_blocks, 2 * extra + 16), replace=False)
+            draw = self.rng.choice(
+                self.volume_blocks, size=min(self.volume_blocks, 2 * extra + 16), replace=False
+            )
             blocks = [b for b in draw.tolist() if b not in since and b not in self._flushing][:extra]
             oldest = min(self.env.now - n / rate, self._first_write)
             ages = self.rng.uniform(oldest, self._first_write, size=len(blocks)).tolist()
@@ -274,7 +299,9 @@ class WriteBackCache(Component):
             # wake when the oldest dirty block ages out (while aged blocks remain, completions drive it)
             self._age_timer = True
             oldest = next(iter(self._since.values()))
-            completion_in(self.env, oldest + self.pool.flush_age - self.env.now, None).callbacks.append(self._age_due)
+            completion_in(self.env, oldest + self.pool.flush_age - self.env.now, None).callbacks.append(
+                self._age_due
+            )
 
     def _depth(self) -> int:
         """Destage IOs allowed in flight: linear threshold scheduling (Gill and Modha, "WOW: Wise
@@ -331,7 +358,9 @@ class WriteBackCache(Component):
             self._cursor = run[-1] + 1
         self._in_flight += 1
         self.destages += 1
-        io = IORequest(False, len(run) * self.block, first * self.block, cls="destage", submitted=self.env.now)
+        io = IORequest(
+            False, len(run) * self.block, first * self.block, cls="destage", submitted=self.env.now
+        )
         io.tag = run
         self.backend.submit(io).callbacks.append(self._destaged)
 

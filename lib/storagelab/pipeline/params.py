@@ -204,7 +204,9 @@ class VplexReplicationParams(StudyRunParams):
 
     notebook: ClassVar[str] = "15-vplex-replication"
     rtts_ms: list[float] = Field(
-        default=[0.0, 1.0, 2.0, 5.0, 10.0], min_length=1, description="WAN round trips of the Metro sweep (each 0..100 ms)"
+        default=[0.0, 1.0, 2.0, 5.0, 10.0],
+        min_length=1,
+        description="WAN round trips of the Metro sweep (each 0..100 ms)",
     )
     geo: dict[str, Any] = Field(
         default={"wan_bandwidth": "125 MB/s", "delta_cycle": "2 s", "delta_buffer": 0.3},
@@ -230,19 +232,27 @@ class DataReductionParams(StudyRunParams):
 
     notebook: ClassVar[str] = "16-data-reduction"
     unique_shares: list[float] = Field(
-        default=[1.0, 2.5, 5.0, 10.0, 20.0], min_length=1, description="unique share of content swept (each 0..100 %)"
+        default=[1.0, 2.5, 5.0, 10.0, 20.0],
+        min_length=1,
+        description="unique share of content swept (each 0..100 %)",
     )
     ram_gb: list[float] = Field(
         default=[4.0, 8.0, 16.0, 170.0], min_length=1, description="ILIO RAM per host swept (each 1..1024 GB)"
     )
-    desktops: int = Field(default=75, ge=1, le=2000, description="desktops in the array-load runs (75 per host)")
+    desktops: int = Field(
+        default=75, ge=1, le=2000, description="desktops in the array-load runs (75 per host)"
+    )
     capacity_desktops: list[int] = Field(
-        default=[75, 150, 300, 500, 750, 1000], min_length=1, description="desktop counts of the capacity curve"
+        default=[75, 150, 300, 500, 750, 1000],
+        min_length=1,
+        description="desktop counts of the capacity curve",
     )
 
     @model_validator(mode="after")
     def _ranges(self) -> DataReductionParams:
-        bad = [v for v in self.unique_shares if not 0 <= v <= 100] + [v for v in self.ram_gb if not 1 <= v <= 1024]
+        bad = [v for v in self.unique_shares if not 0 <= v <= 100] + [
+            v for v in self.ram_gb if not 1 <= v <= 1024
+        ]
         bad += [n for n in self.capacity_desktops if not 1 <= n <= 10000]
         if bad:
             raise ValueError(
@@ -255,17 +265,34 @@ class QosPromisesParams(NotebookParams):
     """Parameters of ``17-qos-promises``: the settings swept on one device and the windows checked."""
 
     notebook: ClassVar[str] = "17-qos-promises"
-    capacity_iops: float = Field(default=1000.0, ge=10.0, le=1e6, description="the device's IOPS (1 / mean service time)")
+    capacity_iops: float = Field(
+        default=1000.0, ge=10.0, le=1e6, description="the device's IOPS (1 / mean service time)"
+    )
     reservations: list[float] = Field(
-        default=[100, 200, 300, 400, 500, 600, 700], min_length=1, description="reservation of each of two tenants (IOPS)"
+        default=[100, 200, 300, 400, 500, 600, 700],
+        min_length=1,
+        description="reservation of each of two tenants (IOPS)",
     )
-    limits: list[float] = Field(default=[50, 100, 200, 400, 800], min_length=1, description="limits swept (IOPS)")
-    weight_ratios: list[float] = Field(default=[1, 2, 4, 8], min_length=1, description="weight of the heavier tenant (the other: 1)")
+    limits: list[float] = Field(
+        default=[50, 100, 200, 400, 800], min_length=1, description="limits swept (IOPS)"
+    )
+    weight_ratios: list[float] = Field(
+        default=[1, 2, 4, 8], min_length=1, description="weight of the heavier tenant (the other: 1)"
+    )
     background_iops: list[float] = Field(
-        default=[0, 100, 200, 400, 600, 700], min_length=1, description="background IO that bypasses the scheduler (IOPS)"
+        default=[0, 100, 200, 400, 600, 700],
+        min_length=1,
+        description="background IO that bypasses the scheduler (IOPS)",
     )
-    window_s: float = Field(default=0.1, gt=0.0, le=10.0, description="length of the windows a promise is checked over (s)")
-    duration_s: float = Field(default=3.0, gt=1.0, le=600.0, description="simulated seconds per setting (the first 0.5 s are not checked)")
+    window_s: float = Field(
+        default=0.1, gt=0.0, le=10.0, description="length of the windows a promise is checked over (s)"
+    )
+    duration_s: float = Field(
+        default=3.0,
+        gt=1.0,
+        le=600.0,
+        description="simulated seconds per setting (the first 0.5 s are not checked)",
+    )
     seed: int = Field(default=1, ge=0, description="seed of every run")
 
     @model_validator(mode="after")
@@ -273,9 +300,13 @@ class QosPromisesParams(NotebookParams):
         bad = [v for v in (*self.reservations, *self.limits, *self.weight_ratios) if not v > 0]
         bad += [v for v in self.background_iops if v < 0]
         if bad:
-            raise ValueError(f"reservations, limits and weight_ratios must be > 0 and background_iops >= 0; got {bad}")
+            raise ValueError(
+                f"reservations, limits and weight_ratios must be > 0 and background_iops >= 0; got {bad}"
+            )
         if self.window_s >= self.duration_s - 0.5:
-            raise ValueError(f"window_s ({self.window_s}) must be shorter than the checked part of duration_s ({self.duration_s} - 0.5)")
+            raise ValueError(
+                f"window_s ({self.window_s}) must be shorter than the checked part of duration_s ({self.duration_s} - 0.5)"
+            )
         return self
 
 
@@ -284,18 +315,27 @@ class HostCacheParams(StudyRunParams):
 
     notebook: ClassVar[str] = "18-host-cache"
     cache_gb_per_vm: list[float] = Field(
-        default=[0, 5, 12.5, 25, 37.5, 50, 100], min_length=1, description="ioTurbine cache per SQL VM (each 0..196.25 GB)"
+        default=[0, 5, 12.5, 25, 37.5, 50, 100],
+        min_length=1,
+        description="ioTurbine cache per SQL VM (each 0..196.25 GB)",
     )
     warmup_scale: float = Field(
-        default=0.002, gt=0.0, le=1.0, description="database disk of the warm-up run as a share of the study's 50 GB"
+        default=0.002,
+        gt=0.0,
+        le=1.0,
+        description="database disk of the warm-up run as a share of the study's 50 GB",
     )
-    warmup_duration_s: float = Field(default=30.0, gt=1.0, le=3600.0, description="simulated seconds of the warm-up run")
+    warmup_duration_s: float = Field(
+        default=30.0, gt=1.0, le=3600.0, description="simulated seconds of the warm-up run"
+    )
 
     @model_validator(mode="after")
     def _sizes(self) -> HostCacheParams:
         bad = [v for v in self.cache_gb_per_vm if not 0 <= v <= 785 / 4]
         if bad:
-            raise ValueError(f"cache_gb_per_vm must each be in 0..196.25 (a quarter of the 785 GB card), got {bad}")
+            raise ValueError(
+                f"cache_gb_per_vm must each be in 0..196.25 (a quarter of the 785 GB card), got {bad}"
+            )
         return self
 
 
@@ -304,10 +344,19 @@ class CandidateSpec(NotebookParams):
     of workload kinds on its volumes), or a published curve (``family/series``)."""
 
     label: str = Field(min_length=1, description="the architecture's name in charts")
-    preset: str | None = Field(default=None, description="an architecture preset (storagelab.studies.PRESETS)")
-    overrides: dict[str, Any] = Field(default={}, description="preset parameters changed, by name (e.g. hosts: 8)")
-    placement: dict[str, list[str]] | None = Field(default=None, description="workload kind -> volumes; default: the preset's")
-    curve: str | None = Field(default=None, description="a published curve: vsan_throughput/<series> or ds5020_response_time/<series>")
+    preset: str | None = Field(
+        default=None, description="an architecture preset (storagelab.studies.PRESETS)"
+    )
+    overrides: dict[str, Any] = Field(
+        default={}, description="preset parameters changed, by name (e.g. hosts: 8)"
+    )
+    placement: dict[str, list[str]] | None = Field(
+        default=None, description="workload kind -> volumes; default: the preset's"
+    )
+    curve: str | None = Field(
+        default=None,
+        description="a published curve: vsan_throughput/<series> or ds5020_response_time/<series>",
+    )
 
     def candidate(self) -> Candidate:
         """The :class:`~storagelab.analysis.comparison.Candidate` this spec describes."""
@@ -315,7 +364,9 @@ class CandidateSpec(NotebookParams):
         from storagelab.analysis.comparison import Candidate
 
         if self.preset is not None and self.curve is None:
-            return studies.candidate(self.label, self.preset, overrides=self.overrides, placement=self.placement)
+            return studies.candidate(
+                self.label, self.preset, overrides=self.overrides, placement=self.placement
+            )
         return Candidate(self.label, preset=self.preset, overrides=self.overrides, placement=self.placement,
                          curve=self.curve)  # fmt: skip
 
@@ -348,7 +399,11 @@ _DEFAULT_CANDIDATES: list[dict[str, Any]] = [
     {"label": "Virtual SAN all-flash, published curve", "curve": "vsan_throughput/all-flash NVMe"},
 ]
 _DEFAULT_WHAT_IF: list[dict[str, Any]] = [
-    {"label": "Virtual SAN all-flash, 8 hosts", "preset": "Virtual SAN 5.5, all-flash NVMe", "overrides": {"hosts": 8}},
+    {
+        "label": "Virtual SAN all-flash, 8 hosts",
+        "preset": "Virtual SAN 5.5, all-flash NVMe",
+        "overrides": {"hosts": 8},
+    },
 ]
 
 
@@ -360,11 +415,13 @@ class CompareArchitecturesParams(NotebookParams):
     mix: WorkloadMix = Field(default_factory=lambda: WorkloadMix.model_validate(_default_mix()),
                              description="the workload mix: name and classes (workload, size, service_level)")  # fmt: skip
     candidates: list[CandidateSpec] = Field(
-        default_factory=lambda: [CandidateSpec.model_validate(c) for c in _DEFAULT_CANDIDATES], min_length=1,
+        default_factory=lambda: [CandidateSpec.model_validate(c) for c in _DEFAULT_CANDIDATES],
+        min_length=1,
         description="the architectures compared (label, and preset with overrides and placement, or curve)",
     )
     what_if: list[CandidateSpec] = Field(
-        default_factory=lambda: [CandidateSpec.model_validate(c) for c in _DEFAULT_WHAT_IF], max_length=4,
+        default_factory=lambda: [CandidateSpec.model_validate(c) for c in _DEFAULT_WHAT_IF],
+        max_length=4,
         description="what-if architectures, each set beside the candidates built from the same preset",
     )
     duration_s: float = Field(default=2.0, gt=0.5, le=3600.0, description="simulated seconds per run")
@@ -378,11 +435,15 @@ class CompareArchitecturesParams(NotebookParams):
     @model_validator(mode="after")
     def _runs(self) -> CompareArchitecturesParams:
         if self.warmup_s >= self.duration_s:
-            raise ValueError(f"warmup_s ({self.warmup_s}) must be shorter than duration_s ({self.duration_s})")
+            raise ValueError(
+                f"warmup_s ({self.warmup_s}) must be shorter than duration_s ({self.duration_s})"
+            )
         labels = [c.label for c in (*self.candidates, *self.what_if)]
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
-            raise ValueError(f"candidate labels must be distinct across candidates and what_if; repeated: {dup}")
+            raise ValueError(
+                f"candidate labels must be distinct across candidates and what_if; repeated: {dup}"
+            )
         return self
 
 

@@ -78,7 +78,9 @@ class SweepSpec(BaseModel):
         """Every point's parameters (``fixed`` under each grid combination or listed point)."""
         if self.grid:
             names = list(self.grid)
-            combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*self.grid.values())]
+            combos = [
+                dict(zip(names, values, strict=True)) for values in itertools.product(*self.grid.values())
+            ]
         else:
             combos = [dict(p) for p in self.points] or [{}]
         return [{**self.fixed, **c} for c in combos]
@@ -103,7 +105,9 @@ def load_spec(spec: str | os.PathLike | Mapping[str, Any]) -> tuple[SweepSpec, s
         source = str(path)
         data = read_yaml(path, SweepError, "sweep spec not found")
         if not isinstance(data, dict):
-            raise SweepError(f"{path}: a sweep spec is a mapping (name, scenario or notebook, grid or points, seeds)")
+            raise SweepError(
+                f"{path}: a sweep spec is a mapping (name, scenario or notebook, grid or points, seeds)"
+            )
     try:
         return SweepSpec.model_validate(data), source
     except ValidationError as err:
@@ -153,7 +157,9 @@ def plan(spec: SweepSpec, source: str) -> list[Run]:
             except ParamsError as err:
                 problems.append(f"  {err}".replace("\n", "\n  "))
     if problems:
-        raise SweepError(f"{source}: {len(problems)} of {len(points)} points are invalid\n" + "\n".join(problems))
+        raise SweepError(
+            f"{source}: {len(problems)} of {len(points)} points are invalid\n" + "\n".join(problems)
+        )
     version = code_version()
     runs = [
         Run(i, p, seed, run_key(spec.target, p, seed, version))
@@ -196,7 +202,9 @@ def _metrics(target: str, result: object) -> dict[str, float]:
     elif hasattr(result, "columns") and {"metric", "value"} <= set(result.columns):
         out = {str(m): float(v) for m, v in zip(result["metric"], result["value"], strict=True)}
     else:
-        raise TypeError(f"scenario {target!r} must return {{metric: value}} or a frame with metric/value columns")
+        raise TypeError(
+            f"scenario {target!r} must return {{metric: value}} or a frame with metric/value columns"
+        )
     return out
 
 
@@ -261,13 +269,20 @@ def sweep(
                               pure=False): r
                 for r in todo
             }  # fmt: skip
-            bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc=f"sweep {spec_.name}", disable=not progress)
+            bar = tqdm(
+                total=len(runs),
+                initial=len(runs) - len(todo),
+                desc=f"sweep {spec_.name}",
+                disable=not progress,
+            )
             for fut in as_completed(futures):
                 run = futures[fut]
                 try:
                     fut.result()
                 except Exception as err:  # a failed run stays missing: the next invocation retries it
-                    failed.append(f"point {run.index} {run.params} seed {run.seed}: {type(err).__name__}: {err}")
+                    failed.append(
+                        f"point {run.index} {run.params} seed {run.seed}: {type(err).__name__}: {err}"
+                    )
                 bar.update(1)
             bar.close()
         finally:

@@ -32,7 +32,13 @@ from storagelab.studies.vsan import claims as vsan
 from storagelab.studies.vsan import preset as vsan_preset
 
 #: Study id -> its claims module (``scenarios()``, ``fitted_on()``), in the order tables list them.
-STUDIES: dict[str, ModuleType] = {"ds5020": ds5020, "vsan": vsan, "nexgen": nexgen, "ilio": ilio, "vplex": vplex}
+STUDIES: dict[str, ModuleType] = {
+    "ds5020": ds5020,
+    "vsan": vsan,
+    "nexgen": nexgen,
+    "ilio": ilio,
+    "vplex": vplex,
+}
 
 _PRESET_MODULES: dict[str, ModuleType] = {
     "ds5020": ds5020_preset, "vsan": vsan_preset, "nexgen": nexgen_preset, "ilio": ilio_preset, "vplex": vplex_preset,
@@ -45,7 +51,9 @@ PRESETS: dict[str, Callable[..., Topology]] = {
 }
 
 #: Which study's home each preset lives in (``datasets/`` ids).
-PRESET_STUDY: dict[str, str] = {name: study for study, module in _PRESET_MODULES.items() for name in module.PRESETS}
+PRESET_STUDY: dict[str, str] = {
+    name: study for study, module in _PRESET_MODULES.items() for name in module.PRESETS
+}
 
 #: Where each workload kind of a comparison goes on a preset with several volumes (workload kind ->
 #: volumes), where its study says so.

@@ -223,7 +223,9 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
             if is_read:
                 yield env.process(copy(primary, True, address))
             else:
-                yield env.all_of([env.process(copy((primary + k) % hosts, False, address)) for k in range(copies)])
+                yield env.all_of(
+                    [env.process(copy((primary + k) % hosts, False, address)) for k in range(copies)]
+                )
             done[0] += 1
             if start >= warmup:
                 responses.append(env.now - start)
@@ -282,7 +284,9 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
     )
 
 
-def sweep_efficiency(points: int = 16, duration_s: float = 100.0, repeats: int = 2, seed: int = 1) -> pl.DataFrame:
+def sweep_efficiency(
+    points: int = 16, duration_s: float = 100.0, repeats: int = 2, seed: int = 1
+) -> pl.DataFrame:
     """The same ``points``-run M/M/4 sweep (one point, ``points`` seeds: runs of equal cost, ``duration_s``
     simulated seconds each) on an embedded Dask
     cluster of 1 and of 2 worker processes, alternately ``repeats`` times, each into a fresh store; each

@@ -137,7 +137,9 @@ class AccessSpec(BaseModel):
         jobs = read_fio_jobs(path)
         if job is None:
             if len(jobs) > 1:
-                raise FioJobError(f"{path}: {len(jobs)} jobs ({', '.join(j.name for j in jobs)}); name one with job=")
+                raise FioJobError(
+                    f"{path}: {len(jobs)} jobs ({', '.join(j.name for j in jobs)}); name one with job="
+                )
             return jobs[0].spec
         for j in jobs:
             if j.name == job:

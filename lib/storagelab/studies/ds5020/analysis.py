@@ -45,7 +45,9 @@ def tile_scaling(
 CORNER_SPAN = 557 * 10**9
 
 
-def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
+def four_corners(
+    *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+) -> pl.DataFrame:
     """The DS5020's four corners (:func:`storagelab.analysis.four_corners.four_corners`) over all 24 volumes of the
     four-tile layout, 32 IOs outstanding per volume. Measured from 2.5 s on (quick runs), once the write
     cache has filled and host writes wait for destages: a shorter warm-up measures the cache absorbing

@@ -55,14 +55,22 @@ def scenarios() -> list[Scenario]:
         ]  # fmt: skip
         if k == 4:
             pts += [
-                _point(f"ds5020-t4-{kind}-tile{t}", f"{what}, tile {t} of 4 (Table 4)", note=note,
-                       claim=f"ds5020-t4-{kind}")
+                _point(
+                    f"ds5020-t4-{kind}-tile{t}",
+                    f"{what}, tile {t} of 4 (Table 4)",
+                    note=note,
+                    claim=f"ds5020-t4-{kind}",
+                )
                 for t in range(1, 5)
                 for kind, what, note in (
                     ("web-iops", "Iometer web server IOPS", ""),
-                    ("scan-mbps", "256 KB scan MB/s", "one read at a time: a read at a segment's start is read with "
-                                                         "the rest of the segment (read-ahead) and the next read hits; "
-                                                         "each read also spends the host's time per IO (Figure 16)"),
+                    (
+                        "scan-mbps",
+                        "256 KB scan MB/s",
+                        "one read at a time: a read at a segment's start is read with "
+                        "the rest of the segment (read-ahead) and the next read hits; "
+                        "each read also spends the host's time per IO (Figure 16)",
+                    ),
                 )
             ]
             pts += [
@@ -124,8 +132,11 @@ def scenarios() -> list[Scenario]:
             (
                 _point("ds5020-t3-mbps-total", "Orion large MB/s, 4 tiles (Table 3)", claim="ds5020-t3-mbps"),
                 *(
-                    _point(f"ds5020-t3-mbps-tile{t}", f"Orion large MB/s, tile {t} of 4 (Table 3)",
-                           claim="ds5020-t3-mbps")
+                    _point(
+                        f"ds5020-t3-mbps-tile{t}",
+                        f"Orion large MB/s, tile {t} of 4 (Table 3)",
+                        claim="ds5020-t3-mbps",
+                    )
                     for t in range(1, 5)
                 ),
             ),
@@ -137,10 +148,17 @@ def scenarios() -> list[Scenario]:
             STUDY,
             "4 tiles, Orion small=1",
             (
-                _point("ds5020-t3-latency-avg", "Orion minimum latency, 4 tiles (Table 3)", claim="ds5020-t3-latency"),
+                _point(
+                    "ds5020-t3-latency-avg",
+                    "Orion minimum latency, 4 tiles (Table 3)",
+                    claim="ds5020-t3-latency",
+                ),
                 *(
-                    _point(f"ds5020-t3-latency-tile{t}", f"Orion minimum latency, tile {t} (Table 3)",
-                           claim="ds5020-t3-latency")
+                    _point(
+                        f"ds5020-t3-latency-tile{t}",
+                        f"Orion minimum latency, tile {t} (Table 3)",
+                        claim="ds5020-t3-latency",
+                    )
                     for t in range(1, 5)
                 ),
             ),
@@ -177,11 +195,11 @@ def scenarios() -> list[Scenario]:
     def path_ratios(seed: int, quick: bool) -> dict[str, float]:
         web, cached = {}, {}
         for hp in (8, 4):
-            webs = combine(
-                "web", [iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)]
-            )
+            webs = combine("web", [iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)])
             web[hp] = _total(ds5020(hp).run(webs, seed=seed, **_times(quick)), "web")
-            t = {"duration": 0.15, "warmup": 0.05} if quick else {"duration": 5.0, "warmup": 1.0}  # ~80,000 IO/s
+            t = (
+                {"duration": 0.15, "warmup": 0.05} if quick else {"duration": 5.0, "warmup": 1.0}
+            )  # ~80,000 IO/s
             res = ds5020_characterization(hp).run(cache_iops_workload(), seed=seed, **t)
             cached[hp] = _total(res, "cache")
         return {

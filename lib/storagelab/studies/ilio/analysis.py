@@ -18,7 +18,11 @@ DESKTOPS_PER_HOST = DESKTOPS
 
 
 def scale_out(
-    desktop_counts: list[int], *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+    desktop_counts: list[int],
+    *,
+    quick: bool = True,
+    seed: int = 1,
+    overrides: dict[str, object] | None = None,
 ) -> pl.DataFrame:
     """Login VSI (+ 38 IOPS Iometer) desktops behind ILIO at each count, 75 per host (one ILIO VM each):
     Tier-1 IOPS, the Tier-2 IOPS that reach the EqualLogic, the drives' utilisation, beside the 1,934 IOPS
@@ -45,7 +49,9 @@ def scale_out(
 CORNER_SPAN = 10**12
 
 
-def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
+def four_corners(
+    *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+) -> pl.DataFrame:
     """The EqualLogic PS6100E's four corners (:func:`storagelab.analysis.four_corners.four_corners`), without
     ILIO in front, 32 IOs outstanding."""
     from storagelab.analysis import four_corners as corners
@@ -98,7 +104,9 @@ def reduction_sweep(
     return pl.DataFrame(rows)
 
 
-def capacity_per_desktop(unique_shares: list[float], desktop_counts: list[int], **overrides: object) -> pl.DataFrame:
+def capacity_per_desktop(
+    unique_shares: list[float], desktop_counts: list[int], **overrides: object
+) -> pl.DataFrame:
     """Array capacity per desktop (GB) from the content model's arithmetic, not a simulation: the shared
     image stored once, compressed, plus each desktop's diverged blocks, compressed:
     image / ratio x (1 / desktops + unique share)."""

@@ -32,7 +32,6 @@ from storagelab.workloads.content import ContentModel
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
 
-
 def params(ilio: bool = False) -> dict[str, Param]:
     """The model's parameters, each with its origin."""
     p = {
@@ -116,7 +115,9 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     # hit ratios follow from what each workload reads and the cache's size (an LRU's steady state)
     cache = WorkingSetReadCache("controller read cache", hit, wcache, int(p["controller_cache"].si))
     controller = Link(  # the controller's time and data movement: one queue, no second direction
-        "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si,
+        "controller",
+        bandwidth=p["controller_bandwidth"].si,
+        per_io_overhead=p["controller_overhead"].si,
         duplex=False,
     )
     link = Link("1 GbE", p["link_rate"].si)

@@ -168,7 +168,9 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         # QoS policies are the LUNs' (Figure 9); each LUN is thin in the drives' pool, which bounds its data
         volumes[vol] = Lun(f"LUN {vol}", VOLUMES.index(vol), path, capacity=pool)
     # the SQL host: vCPUs first, then (scenario 2) each VM's ioTurbine cache on the host's ioDrive2
-    vcpus = Station("SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value))
+    vcpus = Station(
+        "SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value)
+    )
     cache_on = bool(p["host_cache"].value)
     card_device = p.device("host_cache_card")
     hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value

@@ -41,11 +41,14 @@ def boot_storm_workload(desktops: int = DESKTOPS, scenario: int = 1) -> Applicat
     the whole. ``scenario`` 2: the heavy OLTP (no think time)."""
     per_pool = desktops // len(POOLS)
     if per_pool < 1 or desktops % len(POOLS):
-        raise ValueError(f"NexGen boot storm: desktops must be a positive multiple of {len(POOLS)}, got {desktops}")
+        raise ValueError(
+            f"NexGen boot storm: desktops must be a positive multiple of {len(POOLS)}, got {desktops}"
+        )
     rate = 1 / POWER_ON_INTERVAL.value / len(POOLS)
     storms = [
-        boot_storm(pool, desktops=per_pool, power_on_rate=rate, boot_duration=BOOT_DURATION_S, volume=pool)
-        .with_param("power_on_interval", POWER_ON_INTERVAL)
+        boot_storm(
+            pool, desktops=per_pool, power_on_rate=rate, boot_duration=BOOT_DURATION_S, volume=pool
+        ).with_param("power_on_interval", POWER_ON_INTERVAL)
         for pool in POOLS
     ]
     return combine("boot storm window", [*_base(scenario), *storms])

@@ -48,7 +48,9 @@ def _mva(configuration: str, vms: int) -> float:
 def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
     """MVA throughput of the fitted model at each VM count (the analytic companion of the simulation;
     its capacity drives are FCFS queues, where the simulated drives reorder their queues)."""
-    return pl.DataFrame({"configuration": configuration, "vms": vms, "mva_iops": [_mva(configuration, n) for n in vms]})
+    return pl.DataFrame(
+        {"configuration": configuration, "vms": vms, "mva_iops": [_mva(configuration, n) for n in vms]}
+    )
 
 
 def cold_cache(
@@ -135,7 +137,9 @@ def service_levels(
 CORNER_SPAN = 480 * 10**9
 
 
-def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
+def four_corners(
+    *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+) -> pl.DataFrame:
     """Each configuration's four corners (:func:`storagelab.analysis.four_corners.four_corners`) on the datastore,
     64 IOs outstanding (the study's largest VM count, each VM at queue depth one)."""
     from storagelab.analysis import four_corners as corners
@@ -149,7 +153,11 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
 
 
 def destage_requirement(
-    vms: int = 64, *, seed: int = 1, duration: float = 4.0, disciplines: tuple[str, ...] = ("elevator", "satf")
+    vms: int = 64,
+    *,
+    seed: int = 1,
+    duration: float = 4.0,
+    disciplines: tuple[str, ...] = ("elevator", "satf"),
 ) -> pl.DataFrame:
     """What destaging the hybrid write log asks of each 10K drive at ``vms`` VMs if each write were
     destaged on its own, at a random address (the log's address-ordered sweep does better: see
@@ -194,7 +202,11 @@ def _role_values(topo: Topology, res: SimulationResult, role: str, statistic: st
 
 
 def destage_load(
-    vms: int = 64, *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None,
+    vms: int = 64,
+    *,
+    quick: bool = True,
+    seed: int = 1,
+    overrides: dict[str, object] | None = None,
     drive_queueing: tuple[int, ...] = (1, 0),
 ) -> pl.DataFrame:
     """Where the hybrids' time goes at ``vms`` VMs under the study's protocol, with the write log
@@ -206,7 +218,9 @@ def destage_load(
     rows = []
     for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
         for ordering in drive_queueing:
-            topo = preset.vsan(conf, **{**protocol_overrides(conf, vms), "drive_queueing": ordering, **(overrides or {})})
+            topo = preset.vsan(
+                conf, **{**protocol_overrides(conf, vms), "drive_queueing": ordering, **(overrides or {})}
+            )
             res = topo.run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
             stat = functools.partial(_role_values, topo, res)
 

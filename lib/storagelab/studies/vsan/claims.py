@@ -107,7 +107,9 @@ def _same_model(configuration: str) -> str:
     model under another name (the two hybrids, since they share the host time), whose fixed point is
     then computed once."""
     values = {k: p.value for k, p in preset.params(configuration).items()}
-    return next(c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values)
+    return next(
+        c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -135,7 +137,9 @@ def fit() -> tuple[float, dict[str, float]]:
     return stack, dict.fromkeys(preset.CONFIGURATIONS, float(sol.x[1]))  # one vSAN IO path (preset docs)
 
 
-def simulated_iops(configuration: str, vms: int, node_us: float, hit: float, stack_ms: float, seed: int = 1) -> float:
+def simulated_iops(
+    configuration: str, vms: int, node_us: float, hit: float, stack_ms: float, seed: int = 1
+) -> float:
     """IOPS of the preset (quick run, ``seed``) with the given host time per visit (us), read-cache
     hit ratio and software/network delay (ms): what the hybrids' cold-cache fixed point solves on. The
     hybrids' capacity drives reorder their queues (by access time) and take the write log's destage,
