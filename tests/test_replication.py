@@ -8,9 +8,11 @@ import pytest
 
 from storagelab.components.replication import (
     AsyncReplica,
+    DeltaSetReplica,
     LinkChange,
     LinkLoss,
     LinkRestore,
+    LogReplica,
     SiteLoss,
     SyncMirror,
     WanLink,
@@ -150,9 +152,12 @@ def test_link_change_of_bandwidth_moves_the_serialization():
 # -- asynchronous replicas ---------------------------------------------------------------------------
 
 
-def _async(bandwidth=20e6, rtt=10e-3, **kw) -> AsyncReplica:
+def _async(bandwidth=20e6, rtt=10e-3, cycle=0.0, **kw) -> AsyncReplica:
+    """A replication log (``cycle`` 0) or delta sets closed every ``cycle`` seconds."""
     kw.setdefault("buffer_bytes", 50e6)
-    return AsyncReplica("async", _sites(), WanLink("wan", bandwidth, rtt), **kw)
+    if cycle > 0:
+        return DeltaSetReplica("async", _sites(), WanLink("wan", bandwidth, rtt), cycle=cycle, **kw)
+    return LogReplica("async", _sites(), WanLink("wan", bandwidth, rtt), **kw)
 
 
 @pytest.mark.parametrize(
@@ -252,7 +257,11 @@ def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="exactly 2 sites"):
         SyncMirror("m", sites[:1], WanLink("w", 1e6, 0.001))
     with pytest.raises(ValueError, match="protocol"):
-        AsyncReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6, protocol="C")
+        LogReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6, protocol="C")
+    with pytest.raises(ValueError, match="cycle > 0"):
+        DeltaSetReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6, cycle=0.0)
+    with pytest.raises(TypeError, match=r"LogReplica.*DeltaSetReplica"):
+        AsyncReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6)
     with pytest.raises(ValueError, match="names no site"):
         SyncMirror("m", sites, WanLink("w", 1e6, 0.001), failures=[SiteLoss(1.0, 2)])
     with pytest.raises(ValueError, match="rtt"):
@@ -288,7 +297,10 @@ def test_vplex_passes_a_read_hit_once_a_miss_or_write_twice():
     assert out["readhit-latency-range-low [4 KiB]"] == pytest.approx(0.085, abs=0.002)
     assert out["readmiss-adder-local-overview-range-low [Local 4 KiB]"] == pytest.approx(2 * t, abs=0.003)
     assert out["write-adder-local-range-low [4 KiB]"] == pytest.approx(2 * t, abs=0.003)
-    m0, m1 = out["write-adder-metro-range-low [RTT 0 ms, 4 KiB]"], out["write-adder-metro-range-low [RTT 1 ms, 4 KiB]"]
+    m0, m1 = (
+        out["write-adder-metro-range-low [RTT 0 ms, 4 KiB]"],
+        out["write-adder-metro-range-low [RTT 1 ms, 4 KiB]"],
+    )
     assert m0 == pytest.approx(m1, abs=0.002) and 2 * t < m0 < 4 * t
 
 
@@ -317,7 +329,9 @@ def test_metro_puts_any_preset_on_two_sites():
     res = topo.run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
     mirror = topo.parts["oracle-1"]
     assert mirror.writes_acked > 100 and mirror.missing_at(1) == {}
-    single = ds5020().run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    single = ds5020().run(
+        apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1
+    )
     assert res.summary()["mean_ms"][0] > single.summary()["mean_ms"][0]  # writes wait for the far site
     with pytest.raises(ValueError, match="no parameter 'rtt'"):
         metro(lambda: ds5020(), rtt="3 ms")

@@ -28,7 +28,7 @@ from storagelab.components import raid
 from storagelab.components.cache import ReadCache
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
-from storagelab.components.replication import AsyncReplica, Failure, Site, SyncMirror, WanLink
+from storagelab.components.replication import DeltaSetReplica, Failure, Site, SyncMirror, WanLink
 from storagelab.kernel import Component, Deterministic, Link, Path, Station
 from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param
@@ -265,7 +265,7 @@ def vplex_geo(
     wan = WanLink("inter-cluster WAN", p["wan_bandwidth"].si, p["wan_rtt"].si)
     sites, fronts = _two_clusters(p, write_back=True)
     cache_bytes = p["cache_per_engine"].si * int(p["engines"].value)
-    replica = AsyncReplica(
+    replica = DeltaSetReplica(
         "asynchronous consistency group", sites, wan, buffer_bytes=cache_bytes * p["delta_buffer"].value / 100,
         cycle=p["delta_cycle"].si, max_closed=int(p["deltas_closed"].value), failures=failures,
         detection_time=p["detection_time"].si, region_bytes=int(p["cache_page"].si),
