@@ -51,7 +51,9 @@ class LogReplica(AsyncReplica):
     def on_bind(self) -> None:
         super().on_bind()
         self._log: dict[int, _LogEntry] = {}  # version -> entry, in write order
-        self._awaiting_receipt: set[_LogEntry] = set()  # protocol B: written locally, peer not heard
+        # protocol B: written locally, peer not heard; a dict, not a set, so that it is iterated in write
+        # order (a set of objects iterates in the order of their addresses, which differs between runs)
+        self._awaiting_receipt: dict[_LogEntry, None] = {}
         self._unsent: deque = deque()  # versions not yet sent
         self._in_flight = 0
         self._log_acked_bytes = 0.0
@@ -80,7 +82,7 @@ class LogReplica(AsyncReplica):
         def locally_written() -> None:
             if self.protocol == "B" and not entry.received and self.mode == "replicating":
                 entry.on_received = acknowledge_logged
-                self._awaiting_receipt.add(entry)
+                self._awaiting_receipt[entry] = None
             else:
                 acknowledge_logged()
 
@@ -116,7 +118,7 @@ class LogReplica(AsyncReplica):
         entry.received = True
         if entry.on_received is not None:
             go, entry.on_received = entry.on_received, None
-            self._awaiting_receipt.discard(entry)
+            self._awaiting_receipt.pop(entry, None)
             go()
 
     def _log_applied(self, version: int, entry: _LogEntry, epoch: int) -> None:
