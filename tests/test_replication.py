@@ -270,6 +270,17 @@ def test_protocol_b_writes_owed_at_a_link_loss_are_acknowledged_in_write_order()
     assert len(owed) > 50 and owed == sorted(owed)
 
 
+@pytest.mark.parametrize("lost", [0, 1])
+def test_protocol_b_site_loss_acknowledges_each_waiting_write_once(lost):
+    """A site is lost while protocol B writes wait for the peer's receipt: each is acknowledged once (the
+    receipts still crossing the link find nothing left to acknowledge; before, the host's event fired
+    twice and the run crashed)."""
+    m = _async(bandwidth=125e6, rtt=4e-3, protocol="B", failures=[SiteLoss(0.5, lost)], detection_time=0.1)
+    res = simulate(m, [_writes(m, 2000)], duration=1.0, seed=1, progress=False)
+    assert m.failures()["event"].to_list()[0] == "site loss"
+    assert m.writes_acked == res.summary()["count"][0] > 500
+
+
 def test_same_seed_same_run():
     def run(seed):
         m = _async(

@@ -156,8 +156,13 @@ class LogReplica(AsyncReplica):
 
     def _drop_buffer(self) -> list[Callable[[], None]]:
         """Empty the log; protocol B's writes still waiting for the peer's receipt are owed their
-        acknowledgement (the peer is gone: they stay local, dirty)."""
-        waiting_b = [e.on_received for e in self._awaiting_receipt if e.on_received is not None]
+        acknowledgement (the peer is gone: they stay local, dirty), once: a receipt still crossing the
+        link (a site loss leaves the link's epoch as it is) then finds nothing to acknowledge."""
+        waiting_b = []
+        for e in self._awaiting_receipt:
+            if e.on_received is not None:
+                waiting_b.append(e.on_received)
+                e.on_received = None
         self._awaiting_receipt.clear()
         self._log.clear()
         self._unsent.clear()
