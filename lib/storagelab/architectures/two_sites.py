@@ -8,8 +8,9 @@
 >>> topo.parts["oltp"].rpo(); topo.parts["oltp"].failures()
 
 The preset is built twice (one array per site; every component's name starts ``A: `` or ``B: ``) and
-each of its volumes becomes a :class:`~storagelab.components.replication.SyncMirror` (or an
-:class:`~storagelab.components.replication.AsyncReplica`) of the two copies, all sharing one
+each of its volumes becomes a :class:`~storagelab.components.replication.SyncMirror` (or a
+:class:`~storagelab.components.replication.LogReplica` or
+:class:`~storagelab.components.replication.DeltaSetReplica`) of the two copies, all sharing one
 :class:`~storagelab.components.replication.WanLink`. The replication's own parameters (round trip,
 bandwidth, detection time, buffer) are origin-tagged like a preset's and taken as overrides by name.
 """
@@ -22,8 +23,9 @@ from storagelab.architectures.compose import extend
 from storagelab.architectures.topology import Topology
 from storagelab.components.replication import (
     AsyncReplica,
+    DeltaSetReplica,
     Failure,
-    ReplicatedVolume,
+    LogReplica,
     Site,
     SyncMirror,
     WanLink,
@@ -110,20 +112,34 @@ def async_pair(
     **overrides: object,
 ) -> Topology:
     """An asynchronous pair of the preset ``build`` returns: hosts write at site A; writes reach site B
-    through a replication log (``cycle`` 0, DRBD ``protocol`` A or B) or delta sets (``cycle`` > 0).
-    ``overrides``: ``wan_rtt``, ``wan_bandwidth``, ``detection_time``, ``buffer``, ``cycle``.
-    ``parts[<volume>]`` is each volume's replica."""
+    through a replication log (``cycle`` 0, DRBD ``protocol`` A or B: a
+    :class:`~storagelab.components.replication.LogReplica`) or delta sets (``cycle`` > 0: a
+    :class:`~storagelab.components.replication.DeltaSetReplica`). ``overrides``: ``wan_rtt``,
+    ``wan_bandwidth``, ``detection_time``, ``buffer``, ``cycle``. ``parts[<volume>]`` is each volume's
+    replica."""
     a, b = _pair(build)
     name = f"Asynchronous pair of {a.name}"
     p = extend(a, name, replication_params("async"), overrides)
+    cycle = p["cycle"].si
+    if protocol not in ("A", "B"):
+        raise ValueError(
+            f"{name}: protocol must be 'A' or 'B' (C is a synchronous pair: metro()), got {protocol!r}"
+        )
+    if protocol == "B" and cycle > 0:
+        raise ValueError(
+            f"{name}: protocol 'B' is a write-order log (cycle 0); delta sets acknowledge as A does"
+        )
     wan = WanLink("inter-site WAN", p["wan_bandwidth"].si, p["wan_rtt"].si)
     parts: dict[str, Component] = {"wan": wan}
     volumes: dict[str, Component] = {}
+    common = {"buffer_bytes": p["buffer"].si, "failures": failures, "detection_time": p["detection_time"].si}
     for v in a.volumes:
-        replica: ReplicatedVolume = AsyncReplica(
-            f"{v} (async)", [Site("A", a.volumes[v]), Site("B", b.volumes[v])], wan, buffer_bytes=p["buffer"].si,
-            protocol=protocol, cycle=p["cycle"].si, failures=failures, detection_time=p["detection_time"].si,
-        )  # fmt: skip
+        sites = [Site("A", a.volumes[v]), Site("B", b.volumes[v])]
+        replica: AsyncReplica = (
+            DeltaSetReplica(f"{v} (async)", sites, wan, cycle=cycle, **common)
+            if cycle > 0
+            else LogReplica(f"{v} (async)", sites, wan, protocol=protocol, **common)
+        )
         parts[v] = replica
         volumes[v] = replica.at(0)
     return Topology(name, volumes, p, parts=parts)
