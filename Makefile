@@ -41,6 +41,7 @@ lab: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check lib tests notebooks
 	$(BIN)/ruff format --check lib tests
+	$(BIN)/lint-imports
 
 # Re-execute every notebook in place with its default parameters and strip volatile metadata,
 # so that the committed outputs are the ones nbval compares against.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What CI checks, in one place (called by `make test`, which `.ci/run` calls):
-#   1. ruff over the package, tests and notebooks;
+#   1. ruff over the package, tests and notebooks; ruff format --check over the package and tests;
+#      lint-imports (the rooms of lib/storagelab import only the rooms below them: pyproject.toml);
 #   2. one pytest run, on both cores (pytest-xdist; a notebook's cells stay on one worker), that holds
 #      - the unit tests (tests/), including the report pipeline on a small project with other parameters
 #        and the re-run of the committed calibration (marked slow),
@@ -11,6 +12,10 @@ BIN="${VENV:-.venv}/bin"
 
 echo "== ruff"
 "$BIN/ruff" check lib tests notebooks ci
+"$BIN/ruff" format --check lib tests
+
+echo "== import layers"
+"$BIN/lint-imports"
 
 echo "== pytest: unit tests and nbval, on both cores"
 "$BIN/python" -m pytest tests notebooks \
@@ -18,4 +23,5 @@ echo "== pytest: unit tests and nbval, on both cores"
   --nbval-sanitize-with ci/nbval_sanitize.cfg \
   --nbval-kernel-startup-timeout 180 --nbval-cell-timeout 600 \
   -n "${PYTEST_WORKERS:-2}" --dist loadfile \
+  --durations=25 \
   "$@"

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storagelab import datasets
+from storagelab.published import datasets
 from storagelab.workloads import (
     IOMETER_4K_70_30_RANDOM,
     IOMETER_WEB_SERVER,

@@ -12,32 +12,31 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from storagelab import datasets, provenance
+from storagelab import provenance
 from storagelab.kernel import Exponential, Station
 from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.simulation import simulate
 from storagelab.kernel.sources import ClosedSource, OpenSource
-from storagelab.simulation import simulate
-from storagelab.workloads import IOMETER_WEB_SERVER, AccessSpec
-from storagelab.workloads.applications import (
-    ApplicationWorkload,
-    BurstThink,
-    Stream,
-    atlantis_vdi_iometer,
-    boot_storm,
-    combine,
-    dvd_store,
-    ilio_extra_writes,
+from storagelab.published import datasets
+from storagelab.studies.ds5020.workloads import (
     iometer_cache_reads,
     iometer_sequential_read,
-    iometer_web_server,
     jetstress,
-    loadgen_outlook_200,
-    login_vsi,
     orion_basic_matrix,
     orion_large,
     orion_small,
+)
+from storagelab.studies.ilio.workloads import atlantis_vdi_iometer, ilio_extra_writes
+from storagelab.studies.vsan.workloads import vsan_iometer
+from storagelab.workloads import IOMETER_WEB_SERVER, AccessSpec
+from storagelab.workloads.application import ApplicationWorkload, BurstThink, Stream, combine
+from storagelab.workloads.catalogue import (
+    boot_storm,
+    dvd_store,
+    iometer_web_server,
+    loadgen_outlook_200,
+    login_vsi,
     sequential_scan,
-    vsan_iometer,
 )
 
 KiB, MiB = 1024, 1024**2

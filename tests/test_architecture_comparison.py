@@ -9,9 +9,10 @@ import math
 import polars as pl
 import pytest
 
-from storagelab.architecture_comparison import Candidate, Settings, _curve_fit, compare, default_placement
-from storagelab.architectures import build
-from storagelab.workload_mix import WorkloadMix
+from storagelab import studies
+from storagelab.analysis.comparison import Candidate, Settings, _curve_fit, compare, default_placement
+from storagelab.analysis.workload_mix import WorkloadMix
+from storagelab.studies import build
 
 MIX = {
     "name": "test mix",
@@ -42,7 +43,7 @@ def test_a_bad_mix_file_names_the_file_the_key_and_what_is_allowed(tmp_path):
 
 def test_the_multiplier_scales_every_class_and_a_split_class_is_measured_as_one():
     mix = WorkloadMix.from_mapping(MIX)
-    placement = default_placement("NexGen N5-150", build("NexGen N5-150").volumes)
+    placement = studies.candidate("n5", "NexGen N5-150").placement_on(build("NexGen N5-150").volumes)
     one, two = (mix.workload(placement, m) for m in (1.0, 2.0))
     by_name = lambda w: {s.name: s for s in w.streams}  # noqa: E731
     a, b = by_name(one), by_name(two)
@@ -120,9 +121,9 @@ def test_bad_candidates_are_refused_before_any_run():
     with pytest.raises(ValueError, match="not found"):
         compare(mix, [Candidate("x", curve="vsan_throughput/hybrid nope")])
     with pytest.raises(ValueError, match="placement names volumes"):
-        compare(mix, [Candidate("x", preset="XtremIO, 1 X-Brick(s)", placement={"oltp": ["nope"]})])
+        compare(mix, [studies.candidate("x", "XtremIO, 1 X-Brick(s)", placement={"oltp": ["nope"]})])
     with pytest.raises(ValueError, match="distinct labels"):
-        compare(mix, [Candidate("x", preset="XtremIO, 1 X-Brick(s)")] * 2)
+        compare(mix, [studies.candidate("x", "XtremIO, 1 X-Brick(s)")] * 2)
 
 
 def test_a_mix_whose_data_does_not_fit_is_reported_not_run():
@@ -132,7 +133,7 @@ def test_a_mix_whose_data_does_not_fit_is_reported_not_run():
         {"name": "desktops", "workload": "vdi_steady", "size": 2000, "service_level": {"metric": "p95_ms", "limit_ms": 20}}]})  # fmt: skip
     settings = Settings(duration_s=0.6, warmup_s=0.1, replications=2)
     t = compare(
-        mix, [Candidate("vsan", preset="Virtual SAN 5.5, all-flash NVMe")], settings, scheduler="synchronous"
+        mix, [studies.candidate("vsan", "Virtual SAN 5.5, all-flash NVMe")], settings, scheduler="synchronous"
     )
     row = t.table().row(0, named=True)
     assert row["status"] == "cannot host" and "runs past the capacity" in row["fails_first"]
@@ -146,7 +147,7 @@ def test_the_nexgen_holds_what_its_drives_hold_not_what_its_flash_tier_holds(spa
     landing on the cards; 30 TB does not fit the drives and is refused."""
     from storagelab.devices import CapacityExceeded
     from storagelab.kernel import ClosedSource, FixedSampler
-    from storagelab.simulation import simulate
+    from storagelab.kernel.simulation import simulate
     from storagelab.studies.nexgen.preset import nexgen
 
     topo = nexgen()

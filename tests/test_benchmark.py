@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from storagelab import benchmark
+from storagelab.verify import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_readme_bench_table_is_generated_from_the_committed_runs():
-    spec = importlib.util.spec_from_file_location("update_readme_bench", ROOT / "ci" / "update_readme_bench.py")
+    spec = importlib.util.spec_from_file_location(
+        "update_readme_bench", ROOT / "ci" / "update_readme_bench.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     block = module.block()
@@ -32,7 +34,6 @@ def test_vsan_bench_models_are_the_same_cluster():
     assert ours.simulated_ios == pytest.approx(textbook.simulated_ios, rel=0.03)
 
 
-
 def test_bench_against_a_revision_runs_both_checkouts_side_by_side(monkeypatch):
     """``bench --against``: the same rows in this checkout and at a git revision (here HEAD, with a
     short M/M/4 row), in fresh processes; same seed, same code path, so the same simulated IOs and
@@ -40,7 +41,9 @@ def test_bench_against_a_revision_runs_both_checkouts_side_by_side(monkeypatch):
     import subprocess
 
     def worktrees() -> str:
-        return subprocess.run(["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True
+        ).stdout
 
     monkeypatch.setattr(benchmark, "STORAGELAB_ROWS", {"M/M/4 rho=0.9": ("run_storagelab_mm4", 2.0, 0.1)})
     before = worktrees()

@@ -56,7 +56,9 @@ def test_report_charts_render_interactively_in_a_browser(tmp_path):
     assert len(rendered) == len(charts), f"{len(rendered)} of {len(charts)} charts drawn"
     assert dom.count('class="marks"') >= len(charts)  # vega's SVG, not the static PNG
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    _chromium("--window-size=1200,1400", f"--screenshot={ARTIFACTS / 'report-11-vsan-scaling.png'}", page.as_uri())
+    _chromium(
+        "--window-size=1200,1400", f"--screenshot={ARTIFACTS / 'report-11-vsan-scaling.png'}", page.as_uri()
+    )
     assert (ARTIFACTS / "report-11-vsan-scaling.png").stat().st_size > 10_000
 
 

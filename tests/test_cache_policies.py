@@ -1,4 +1,4 @@
-"""Cache replacement policies (storagelab.cache_policies) checked against libCacheSim and on their own.
+"""Cache replacement policies (storagelab.components.cache_policies) checked against libCacheSim and on their own.
 
 The reference is the ``libcachesim`` Python package (libCacheSim's C implementations): every block is
 an object of size 1 and the cache size is given in blocks, so both sides make the same decisions on
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storagelab.cache_policies import ARC, LRU, S3FIFO, CachePolicy
+from storagelab.components.cache_policies import ARC, LRU, S3FIFO, CachePolicy
 
 N_REQUESTS = 100_000
 N_KEYS = 10_000

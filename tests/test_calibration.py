@@ -12,11 +12,13 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from storagelab import calibration
+import storagelab.studies.calibration
+from storagelab import calibration, studies
+from storagelab.architectures.parameters import ParamSet
 from storagelab.calibration import CalibrationResult, Point, Scenario, run_scenarios
 from storagelab.calibration.claims import published_value
 from storagelab.cli import app
-from storagelab.provenance import Param, ParamSet
+from storagelab.provenance import Param
 from storagelab.studies.vsan import preset as vsan_preset
 
 runner = CliRunner()
@@ -25,11 +27,11 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def vsan_result() -> CalibrationResult:
     """The one real calibration of this file: vsan, quick, two replications, one per perturbed run."""
-    return calibration.calibrate("vsan", quick=True, replications=2, perturbed_replications=1, seed=1)
+    return studies.calibrate("vsan", quick=True, replications=2, perturbed_replications=1, seed=1)
 
 
 def _scenario_points(study: str) -> set[str]:
-    return {p.key for sc in calibration.scenarios(study) for p in sc.points}
+    return {p.key for sc in studies.scenarios(study) for p in sc.points}
 
 
 def _capacity(value: float = 1000.0) -> float:
@@ -67,7 +69,9 @@ def test_a_conflict_group_counts_once_and_is_scored_against_its_range():
 
 
 def test_per_tile_rows_and_their_total_are_one_claim():
-    points = [Point("ds5020", f"ds5020-t4-web-iops-tile{t}", "web", claim="ds5020-t4-web-iops") for t in range(1, 5)]
+    points = [
+        Point("ds5020", f"ds5020-t4-web-iops-tile{t}", "web", claim="ds5020-t4-web-iops") for t in range(1, 5)
+    ]
     points.append(Point("ds5020", "ds5020-t4-web-iops-total", "web", claim="ds5020-t4-web-iops"))
     sc = Scenario("ds5020", "s", tuple(points), lambda seed, quick: {p.key: p.published for p in points})
     claims = _run(sc, sensitivity=False).claims()
@@ -75,7 +79,7 @@ def test_per_tile_rows_and_their_total_are_one_claim():
 
 
 def test_the_real_tables_count_each_claim_once():
-    keys = [(p.study, p.claim_id) for sc in calibration.scenarios() for p in sc.points]
+    keys = [(p.study, p.claim_id) for sc in studies.scenarios() for p in sc.points]
     claims = set(keys)
     assert len(claims) < len(keys)
     # the nine XtremIO checks of one sentence are one claim
@@ -142,9 +146,15 @@ def test_a_claim_that_passes_whatever_the_capacity_is_insensitive():
     frame = result.to_frame()
     assert frame.filter(pl.col("point") == fixed.key)["sensitive"][0] is False
     assert frame.filter(pl.col("point") == scaled.key)["sensitive"][0] is True
-    assert frame.filter(pl.col("point") == scaled.key)["simulated_half"][0] == pytest.approx(scaled.published / 2)
+    assert frame.filter(pl.col("point") == scaled.key)["simulated_half"][0] == pytest.approx(
+        scaled.published / 2
+    )
     total = result.pass_rates().row(-1, named=True)
-    assert (total["informative_predicted"], total["within_tolerance"], total["insensitive_predicted"]) == (1, 1, 1)
+    assert (total["informative_predicted"], total["within_tolerance"], total["insensitive_predicted"]) == (
+        1,
+        1,
+        1,
+    )
 
 
 def test_a_fitted_claim_is_counted_apart():
@@ -169,7 +179,9 @@ def test_tolerances_by_unit():
 
 
 def test_a_range_is_scored_against_both_ends():
-    p = Point("vplex", "write-adder-local-range-low", "write adder", range_with="write-adder-local-range-high")
+    p = Point(
+        "vplex", "write-adder-local-range-low", "write adder", range_with="write-adder-local-range-high"
+    )
     assert p.published_range == pytest.approx((0.2, 0.6))
     assert p.passes(0.161) and p.passes(0.4) and p.passes(0.719)
     assert not p.passes(0.159) and not p.passes(0.721)
@@ -206,7 +218,7 @@ def test_vsan_table_has_every_point_and_the_claim_columns(vsan_result):
     for col in ("claim", "role", "sensitive", "pass"):
         assert t[col].null_count() == 0, col
     assert set(t["role"]) <= {"fitted", "predicted", "derived"}
-    fitted = calibration.fitted_points("vsan")
+    fitted = studies.fitted_points("vsan")
     assert set(t.filter(pl.col("role") == "fitted")["point"]) == fitted
 
 
@@ -217,7 +229,7 @@ def test_the_simulation_reproduces_its_fitted_points(vsan_result):
 
 
 def test_a_scenario_is_deterministic_given_its_seed():
-    sc = calibration.scenarios("vsan")[0]
+    sc = studies.scenarios("vsan")[0]
     first, second = sc.run(7, True), sc.run(7, True)
     assert first.keys() == {p.key for p in sc.points}
     assert first == second
@@ -226,7 +238,7 @@ def test_a_scenario_is_deterministic_given_its_seed():
 def test_replications_on_worker_processes_give_the_same_table():
     """Parallel replications (a local Dask cluster of two processes) are scored exactly as serial ones:
     each replication is seeded, and results are put back in seed order."""
-    scs = calibration.scenarios("vsan")[:2]
+    scs = studies.scenarios("vsan")[:2]
     kw = {"replications": 2, "perturbed_replications": 1, "quick": True}
     serial = run_scenarios(scs, set(), workers=1, **kw)
     lines: list[str] = []
@@ -237,32 +249,32 @@ def test_replications_on_worker_processes_give_the_same_table():
 
 def test_workers_must_be_positive():
     with pytest.raises(ValueError, match="workers must be an integer >= 1"):
-        run_scenarios(calibration.scenarios("vsan")[:1], set(), replications=2, workers=0)
+        run_scenarios(studies.scenarios("vsan")[:1], set(), replications=2, workers=0)
 
 
 def test_unknown_study_is_refused():
     with pytest.raises(ValueError, match="vsan"):
-        calibration.scenarios("xtremio")
+        studies.scenarios("xtremio")
     with pytest.raises(ValueError, match="replications"):
-        calibration.calibrate("vsan", replications=1)
+        studies.calibrate("vsan", replications=1)
 
 
 # -- what the presets were fitted on ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("study", calibration.study_ids())
+@pytest.mark.parametrize("study", studies.study_ids())
 def test_fitted_points_are_dataset_rows_and_fewer_than_predictions(study, published):
     rows = set(published["row_id"])
-    fitted = calibration.fitted_points(study)
+    fitted = studies.fitted_points(study)
     assert fitted <= rows, f"fitted on numbers that are not in datasets/: {fitted - rows}"
-    points = {p.row_id for sc in calibration.scenarios(study) for p in sc.points}
+    points = {p.row_id for sc in studies.scenarios(study) for p in sc.points}
     assert len(points - fitted) >= len(points & fitted), (study, sorted(points & fitted))
 
 
-@pytest.mark.parametrize("study", calibration.study_ids())
+@pytest.mark.parametrize("study", studies.study_ids())
 def test_scenario_points_belong_to_their_study(study, published):
     study_of = dict(zip(published["row_id"].to_list(), published["study"].to_list(), strict=True))
-    for sc in calibration.scenarios(study):
+    for sc in studies.scenarios(study):
         assert all(p.study == sc.study == study_of[p.row_id] for p in sc.points)
 
 
@@ -289,8 +301,9 @@ def test_equallogic_test_file_fit_interval_contains_the_stored_value():
 
 def test_arithmetic_fits_are_re_derived_from_the_datasets():
     from storagelab.calibration.claims import published_value
+    from storagelab.studies.ds5020.workloads import jetstress
     from storagelab.studies.nexgen import workloads as nexgen_workloads
-    from storagelab.workloads import applications as apps
+    from storagelab.workloads.catalogue import boot_storm, dvd_store
 
     storm = published_value("s1-boot-time") * 60  # "about five minutes"
     interval = (storm - nexgen_workloads.BOOT_DURATION_S) / nexgen_workloads.DESKTOPS
@@ -298,16 +311,16 @@ def test_arithmetic_fits_are_re_derived_from_the_datasets():
 
     # Jetstress thread think time: Little's law on Figure 16's reads (32 threads; the writes hold none)
     reads, read_lat = published_value("ds5020-f16-db-reads"), published_value("ds5020-f16-db-read-lat")
-    think = apps.jetstress().params["thread_think"]
+    think = jetstress().params["thread_think"]
     assert think.origin == "fit" and "ds5020-f16-db-read-lat" in think.fitted_on
     assert think.value == pytest.approx(1e3 * (32 / reads - read_lat), rel=1e-3)
 
-    ios_per_boot = apps.boot_storm().params["ios_per_boot"]
+    ios_per_boot = boot_storm().params["ios_per_boot"]
     peak, boot_s = published_value("boot-t1-peak"), published_value("boot-time-75")
     assert ios_per_boot.origin == "fit" and set(ios_per_boot.fitted_on) == {"boot-t1-peak", "boot-time-75"}
     assert ios_per_boot.value == pytest.approx(peak * boot_s / 75, rel=1e-3)
 
-    oltp = apps.dvd_store().params
+    oltp = dvd_store().params
     ios_per_order = oltp["ios_per_order"]
     orders_per_s = (published_value("s2-opm-lo") + published_value("s2-opm-hi")) / 2 / 60
     reads = published_value("s2-cache-iops-mean") / orders_per_s  # the cache serves reads only
@@ -331,14 +344,14 @@ def _must_not_run(*args, **kwargs):
     ],
 )
 def test_cli_bad_arguments_fail_before_running(monkeypatch, args, words):
-    monkeypatch.setattr(calibration, "calibrate", _must_not_run)
+    monkeypatch.setattr(studies, "calibrate", _must_not_run)
     result = runner.invoke(app, ["calibrate", *args])
     assert result.exit_code == 2, result.output
     assert all(w in result.output for w in words), result.output
 
 
 def test_cli_out_in_a_missing_folder_fails_before_running(monkeypatch, tmp_path):
-    monkeypatch.setattr(calibration, "calibrate", _must_not_run)
+    monkeypatch.setattr(studies, "calibrate", _must_not_run)
     missing = tmp_path / "nonexistent" / "dir" / "x.csv"
     result = runner.invoke(app, ["calibrate", "--study", "vsan", "--quick", "--out", str(missing)])
     assert result.exit_code == 2, result.output
@@ -354,10 +367,22 @@ def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsa
         progress("vsan: first scenario")
         return vsan_result
 
-    monkeypatch.setattr(calibration, "calibrate", fake)
+    monkeypatch.setattr(studies, "calibrate", fake)
     out = tmp_path / "cal.csv"
     result = runner.invoke(
-        app, ["calibrate", "--study", "vsan", "--quick", "--replications", "2", "--workers", "1", "--out", str(out)]
+        app,
+        [
+            "calibrate",
+            "--study",
+            "vsan",
+            "--quick",
+            "--replications",
+            "2",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert calls == [("vsan", True, 2, None, 1, 1)]  # None: calibrate() picks the default
@@ -377,8 +402,8 @@ def test_default_replications_per_mode(monkeypatch, quick, expected):
     def fake(scs, fitted, *, replications, perturbed_replications, **_kw):
         seen.append((replications, perturbed_replications))
 
-    monkeypatch.setattr(calibration, "run_scenarios", fake)
-    calibration.calibrate("vsan", quick=quick)
+    monkeypatch.setattr(storagelab.studies.calibration, "run_scenarios", fake)
+    studies.calibrate("vsan", quick=quick)
     assert seen == [expected]
 
 

@@ -9,7 +9,8 @@ import re
 import numpy as np
 import polars as pl
 
-from storagelab import charts, curves
+from storagelab import charts
+from storagelab.published import curves
 
 AUTO_NAMES = re.compile(r'"(view|param)_\d+|"view_[0-9a-f]{8,}')
 
@@ -116,7 +117,9 @@ def test_stored_spec_keeps_a_layer_selection_inside_its_layer():
 def test_frame_html_drops_polars_quotes_also_next_to_a_truncated_string():
     """A string cut at the display length ("bbb…") has no closing quote; the cell after it keeps its
     text without quotes, and a quote inside a string stays."""
-    df = pl.DataFrame({"name": ["drives", "b" * 100, "link_rate", 'say "hi"'], "unit": ["count", "x", "MB/s", "y"]})
+    df = pl.DataFrame(
+        {"name": ["drives", "b" * 100, "link_rate", 'say "hi"'], "unit": ["count", "x", "MB/s", "y"]}
+    )
     with pl.Config(fmt_str_lengths=20, tbl_hide_column_data_types=True):
         html = charts.frame_html(df)
     cells = re.findall(r"<td>(.*?)</td>", html)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storagelab import calibration
+from storagelab import studies
 from storagelab.calibration import CalibrationResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,7 +17,9 @@ COMMITTED = ROOT / "notebooks" / "calibration-quick.csv"
 
 
 def _readme_tool():
-    spec = importlib.util.spec_from_file_location("update_readme", ROOT / "ci" / "update_readme_calibration.py")
+    spec = importlib.util.spec_from_file_location(
+        "update_readme", ROOT / "ci" / "update_readme_calibration.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -33,7 +35,7 @@ def test_readme_table_is_generated_from_the_committed_run():
 
 def test_committed_run_has_every_point():
     result = CalibrationResult.read_csv(COMMITTED)
-    points = {p.key for sc in calibration.scenarios() for p in sc.points}
+    points = {p.key for sc in studies.scenarios() for p in sc.points}
     assert set(result.to_frame()["point"]) == points
     assert result.to_frame()["sensitive"].null_count() == 0
 
@@ -41,6 +43,8 @@ def test_committed_run_has_every_point():
 @pytest.mark.slow
 def test_committed_run_is_reproduced(tmp_path):
     """Re-run the quick calibration and compare, as written to CSV."""
-    fresh = calibration.calibrate(quick=True, replications=3, perturbed_replications=1, seed=1)
+    fresh = studies.calibrate(quick=True, replications=3, perturbed_replications=1, seed=1)
     out = fresh.to_csv(tmp_path / "fresh.csv")
-    assert out.read_text() == COMMITTED.read_text(), "re-run differs from the committed table: `make calibration`"
+    assert out.read_text() == COMMITTED.read_text(), (
+        "re-run differs from the committed table: `make calibration`"
+    )

@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 import simpy
 
-from storagelab import devices, raid
+from storagelab import devices
+from storagelab.components import raid
 from storagelab.components.cache import ReadCache, WriteBackBuffer
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.raid_set import RaidSet
@@ -30,7 +31,7 @@ from storagelab.kernel import (
 )
 from storagelab.kernel.component import Component, RunContext, completion_in
 from storagelab.kernel.randomness import RandomStreams
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.workloads import AccessSpec
 
 
@@ -170,7 +171,9 @@ def test_path_link_and_delay_add_their_times():
         path, [ClosedSource("one", path, FixedSampler(size=8000), workers=1)], duration=0.5, progress=False
     )
     # QD1, no contention: the request crosses (5 us), 10 us + 100 us, the data come back (8000/800e6 s + 5 us)
-    assert res.summary()["mean_ms"][0] == pytest.approx(1e3 * (5e-6 + 10e-6 + 100e-6 + 10e-6 + 5e-6), rel=1e-3)
+    assert res.summary()["mean_ms"][0] == pytest.approx(
+        1e3 * (5e-6 + 10e-6 + 100e-6 + 10e-6 + 5e-6), rel=1e-3
+    )
 
 
 def _link_run(stages_behind: list, ios: list[tuple[str, bool, float]], bandwidth: float = 100e6):
@@ -202,7 +205,9 @@ def test_link_is_full_duplex_a_read_and_a_write_do_not_queue_behind_each_other()
     done, link = _link_run([Delay("array", 0.0)], [("read", True, 0.0), ("write", False, 0.0)])
     assert done == {"write": pytest.approx(0.010), "read": pytest.approx(0.010)}
     stats = link.stats(0.010)
-    assert stats["utilisation_request"] == pytest.approx(1.0) and stats["utilisation_response"] == pytest.approx(1.0)
+    assert stats["utilisation_request"] == pytest.approx(1.0) and stats[
+        "utilisation_response"
+    ] == pytest.approx(1.0)
 
 
 def test_a_reads_data_cross_the_link_after_the_back_end_has_read_them():
@@ -212,7 +217,6 @@ def test_a_reads_data_cross_the_link_after_the_back_end_has_read_them():
     done, _ = _link_run([Delay("array", 5e-3)], [("read", True, 0.0), ("write", False, 5e-3)])
     assert done["read"] == pytest.approx(0.015)
     assert done["write"] == pytest.approx(0.020)  # out 5-15 ms, 5 ms in the array, then the ack
-
 
 
 # --- bad inputs are refused with the parameter and what is allowed ---
@@ -265,7 +269,7 @@ def test_same_seed_same_result_in_another_process():
     import sys
 
     code = (
-        "from storagelab.kernel import *; from storagelab.simulation import simulate;"
+        "from storagelab.kernel import *; from storagelab.kernel.simulation import simulate;"
         "st=Station('q', Exponential(1e-3), servers=2);"
         "r=simulate(st,[OpenSource('a',st,FixedSampler(),rate=1500)],duration=5,seed=42,progress=False);"
         "print(repr(r.summary()['mean_ms'][0]), r.summary()['count'][0])"
@@ -457,7 +461,9 @@ def _cache_run(backend_s: float = 5e-3):
 
     def read(tag: str, address: int, at: float) -> None:
         def go(_ev=None):
-            cache.submit(IORequest(True, 4096, address)).callbacks.append(lambda e: done.setdefault(tag, e.env.now))
+            cache.submit(IORequest(True, 4096, address)).callbacks.append(
+                lambda e: done.setdefault(tag, e.env.now)
+            )
 
         completion_in(env, at, None).callbacks.append(go)
 
@@ -510,7 +516,9 @@ def test_a_half_duplex_stage_queues_reads_and_writes_together():
     path.bind(RunContext(env=env, streams=RandomStreams(1)))
     done: dict[str, float] = {}
     for tag, is_read in (("read", True), ("write", False)):
-        path.submit(IORequest(is_read, 10**6)).callbacks.append(lambda e, tag=tag: done.setdefault(tag, e.env.now))
+        path.submit(IORequest(is_read, 10**6)).callbacks.append(
+            lambda e, tag=tag: done.setdefault(tag, e.env.now)
+        )
     run_until(env, 1.0)
     assert done == {"read": pytest.approx(0.011), "write": pytest.approx(0.022)}
     assert "utilisation_response" not in ctrl.stats(1.0)
@@ -583,7 +591,11 @@ class _FixedAddressReads:
         return self
 
     def next_block(self, n):
-        return np.ones(n, dtype=bool), np.full(n, 4096, dtype=np.int64), np.full(n, self.address, dtype=np.int64)
+        return (
+            np.ones(n, dtype=bool),
+            np.full(n, 4096, dtype=np.int64),
+            np.full(n, self.address, dtype=np.int64),
+        )
 
 
 @pytest.mark.parametrize("discipline", ["sstf", "elevator", "satf"])
@@ -624,11 +636,17 @@ def test_flash_writes_complete_at_the_datasheet_latency_and_sustain_the_datashee
     def run(workers: int):
         drive = flash_drive("p3700", devices.preset("NVMe SSD"))
         src = ClosedSource("w", drive, FixedSampler(size=4096, read_pct=0, span=2**30), workers=workers)
-        return simulate(drive, [src], duration=0.5, warmup=0.2, seed=1, progress=False).summary().row(0, named=True)
+        return (
+            simulate(drive, [src], duration=0.5, warmup=0.2, seed=1, progress=False)
+            .summary()
+            .row(0, named=True)
+        )
 
     qd1 = run(1)
     assert qd1["mean_ms"] == pytest.approx(ssd.params["host_write_latency"].si * 1e3, rel=0.01)
-    assert ssd.mean_service_time(False, 4096) > 4 * ssd.host_write_time(4096)  # what one unit spends programming
+    assert ssd.mean_service_time(False, 4096) > 4 * ssd.host_write_time(
+        4096
+    )  # what one unit spends programming
     assert run(64)["iops"] == pytest.approx(ssd.params["write_iops"].si, rel=0.02)
 
 
@@ -641,7 +659,9 @@ def test_flash_reads_share_the_units_with_programming():
         drive = flash_drive("p3700", devices.preset("NVMe SSD"))
         sources = [ClosedSource("r", drive, FixedSampler(size=4096, span=2**30), workers=1)]
         if write_rate:
-            sources.append(OpenSource("w", drive, FixedSampler(size=4096, read_pct=0, span=2**30), rate=write_rate))
+            sources.append(
+                OpenSource("w", drive, FixedSampler(size=4096, read_pct=0, span=2**30), rate=write_rate)
+            )
         res = simulate(drive, sources, duration=0.5, warmup=0.1, seed=2, progress=False)
         return float(res.summary().filter(pl.col("class") == "r")["mean_ms"][0])
 
@@ -666,7 +686,9 @@ def test_timed_destages_give_the_same_run_as_an_event_per_destage(workers, write
         mix = FixedSampler(size=4096, read_pct=70, span=2**24)
         sources = [ClosedSource("mix", drive, mix, workers=workers, think=Exponential(20e-6))]
         if write_rate:
-            sources.append(OpenSource("w", drive, FixedSampler(size=4096, read_pct=0, span=2**24), rate=write_rate))
+            sources.append(
+                OpenSource("w", drive, FixedSampler(size=4096, read_pct=0, span=2**24), rate=write_rate)
+            )
         res = simulate(drive, sources, duration=0.3, warmup=0.05, seed=7, progress=False)
         assert (drive._timed is not None) == timed
         return res.summary(), stats_of(res, "p3700 write buffer"), stats_of(res, "p3700")
@@ -685,7 +707,9 @@ def test_two_stations_cannot_share_one_disk_model():
     disk = devices.HDD.preset("15K FC/SAS")
     a, b = Station("a", disk, discipline="sstf"), Station("b", disk, discipline="sstf")
     with pytest.raises(ValueError, match="share one HDD device model"):
-        simulate(Path("ab", [a, b]), [OpenSource("r", a, FixedSampler(), rate=10.0)], duration=0.1, progress=False)
+        simulate(
+            Path("ab", [a, b]), [OpenSource("r", a, FixedSampler(), rate=10.0)], duration=0.1, progress=False
+        )
 
 
 def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
@@ -694,6 +718,7 @@ def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
     node's addresses are distinct and stay under half the cluster's (4 nodes hold 2x what one node
     addresses), and a node's primaries (its reads) take every residue of a 4-way stripe equally (with
     the copies interleaved region by region they took only the even ones)."""
+
     class Node(Component):
         def on_bind(self):
             self.seen = []
@@ -822,7 +847,9 @@ def test_shortest_access_first_serves_the_command_that_reaches_its_data_soonest(
     for a, t in zip(addresses, times, strict=True):
         d = disk.cylinder(a) - disk.head
         seek = disk.seek_time(d, True) if d else 0.0
-        assert t == pytest.approx(disk.overhead + seek + disk.rotational_latency(a, clock.now + disk.overhead + seek))
+        assert t == pytest.approx(
+            disk.overhead + seek + disk.rotational_latency(a, clock.now + disk.overhead + seek)
+        )
         assert 0 <= disk.rotational_latency(a, clock.now) < disk.revolution
     assert len(set(times)) == len(times)  # no tie: the choice below is meaningful
     job = satf.pop(clock.now)
@@ -836,7 +863,9 @@ def test_rotational_position_ordering_beats_seek_ordering_at_depth():
     """4 KiB random reads over a tenth of a 10K drive, 16 commands queued: ordering by seek alone
     gains little over FIFO (the rotational latency, half a revolution on average, is left), ordering by
     seek plus rotation about doubles the IOPS (measured: FIFO 218, SSTF 262, SATF 546)."""
-    fifo, sstf, satf = (_random_reads_iops("10K SAS", d, workers=16, span_share=0.1) for d in ("fifo", "sstf", "satf"))
+    fifo, sstf, satf = (
+        _random_reads_iops("10K SAS", d, workers=16, span_share=0.1) for d in ("fifo", "sstf", "satf")
+    )
     assert sstf < 1.3 * fifo
     assert satf > 1.8 * sstf
 
@@ -903,13 +932,17 @@ def test_read_ahead_ignores_random_reads_and_stops_at_cached_blocks_and_the_volu
     cache, disk, _ = _read_ahead_run([(448 * kib, 64 * kib), (0, 16 * kib), (16 * kib, 16 * kib)])
     assert disk.seen[-1] == (16 * kib, 448 * kib - 16 * kib)
     # the volume ends at 100 KiB: the extension stops there, inside the segment
-    cache, disk, _ = _read_ahead_run([(0, 16 * kib), (16 * kib, 16 * kib)], volume_bytes=100 * kib, block=4 * kib)
+    cache, disk, _ = _read_ahead_run(
+        [(0, 16 * kib), (16 * kib, 16 * kib)], volume_bytes=100 * kib, block=4 * kib
+    )
     assert disk.seen[-1] == (16 * kib, 84 * kib)
 
 
 def test_read_ahead_setting_is_checked():
     with pytest.raises(ValueError, match=r"read_ahead_to must be 0 \(off\) or a multiple of block_bytes"):
-        ReadCache("c", Station("d", Deterministic(1e-3)), capacity_bytes=2**20, block_bytes=4096, read_ahead_to=5000)
+        ReadCache(
+            "c", Station("d", Deterministic(1e-3)), capacity_bytes=2**20, block_bytes=4096, read_ahead_to=5000
+        )
     with pytest.raises(ValueError, match="streams must be >= 1"):
         ReadCache("c", Station("d", Deterministic(1e-3)), capacity_bytes=2**20, read_ahead_to=8192, streams=0)
 

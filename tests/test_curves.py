@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from storagelab import curves
+from storagelab.published import curves
 
 
 def param(fit: curves.CurveFit, name: str) -> curves.Parameter:
@@ -182,7 +182,7 @@ def test_round_off_residuals_are_reported_as_zero():
     """An exact fit shows residual 0 on every machine; a real misfit is kept, however small."""
     import numpy as np
 
-    from storagelab.curves.base import residual_frame
+    from storagelab.published.curves.base import residual_frame
 
     observed = np.array([86.0, 22300.0, 0.014])
     fitted = observed * np.array([1 + 1e-15, 1 - 3e-16, 1 + 1e-9])

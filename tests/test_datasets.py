@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from storagelab import datasets
-from storagelab.units import UNITS
+from storagelab.published import datasets
+from storagelab.published.units import UNITS
 
 _ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
 WORDS: dict[str, float] = {w: float(i) for i, w in enumerate(_ONES.split())} | {

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from storagelab import datasets
 from storagelab.devices import (
     DATASHEET_BLOCK,
     DRAM,
@@ -23,6 +22,7 @@ from storagelab.devices import (
     preset_names,
 )
 from storagelab.provenance import ORIGINS, Param
+from storagelab.published import datasets
 
 HDD_PRESETS = ("15K FC/SAS", "10K SAS", "7.2K NL-SAS")
 
@@ -199,7 +199,10 @@ def test_hdd_seek_component_follows_the_curve():
     t = disk.service_time(True, 65536, address, rng_model)
     rotation = uniforms[0] * 60.0 / p["rpm"].value
     expected = (
-        p["overhead"].si + disk.read_curve(disk.cylinder(address)) + rotation + 65536 / disk.media_rate_at(address)
+        p["overhead"].si
+        + disk.read_curve(disk.cylinder(address))
+        + rotation
+        + 65536 / disk.media_rate_at(address)
     )
     assert t == pytest.approx(expected, rel=1e-12)
 
@@ -504,3 +507,23 @@ def test_hdd_mean_over_a_short_stroked_span_matches_simulated_reads():
     )
     with pytest.raises(ValueError, match="span must be a whole number of bytes"):
         disk.mean_service_time(True, DATASHEET_BLOCK, span=100)
+
+
+def test_jitter_is_drawn_in_blocks_from_the_callers_generator_and_a_new_generator_starts_a_fresh_block():
+    """The draws behind the results: the jitter factors are the caller's generator's lognormal
+    variates in order, 4096 per numpy call; a call with another generator starts a fresh block of that
+    one, and coming back to the first starts a fresh block of it too (its unused values are dropped)."""
+    base = SSD.preset("SATA SSD")
+    keys = ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth", "parallelism")
+    dev = SSD("jittery", **{k: base.params[k] for k in keys}, jitter_scv=0.5)
+    sigma = math.sqrt(math.log1p(0.5))
+
+    def blocks(seed: int, n: int) -> list[float]:
+        g = np.random.default_rng(seed)
+        return [x for _ in range(n) for x in g.lognormal(-sigma * sigma / 2, sigma, 4096).tolist()]
+
+    a, b = np.random.default_rng(1), np.random.default_rng(2)
+    mean = dev.mean_service_time(True, 4096)
+    factors = [dev.service_time(True, 4096, 0, g) / mean for g in [a] * 4100 + [b] * 2 + [a]]
+    ref_a, ref_b = blocks(1, 3), blocks(2, 1)
+    assert factors == pytest.approx(ref_a[:4100] + ref_b[:2] + [ref_a[2 * 4096]], rel=1e-12)

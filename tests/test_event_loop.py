@@ -119,9 +119,9 @@ def test_a_run_leaves_no_more_cyclic_garbage_when_it_runs_four_times_longer(mode
     about the same cyclic garbage (its components' set-up), not four times as much."""
     import gc
 
-    from storagelab import benchmark
     from storagelab.studies.vsan import preset
-    from storagelab.workloads.applications import vsan_iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer
+    from storagelab.verify import benchmark
 
     def run(scale: float) -> int:
         if model == "M/M/4":

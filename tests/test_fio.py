@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from storagelab.kernel import Exponential, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.workloads import AccessSpec
 from storagelab.workloads.access_spec import SizeShare
 from storagelab.workloads.fio import FioJobError, fio_size, fio_time_s, read_fio_jobs
@@ -48,7 +48,12 @@ thinktime_blocks=4
 
 
 def test_fio_sizes_and_times():
-    assert fio_size("4k") == 4096 and fio_size("1m") == 1 << 20 and fio_size("512") == 512 and fio_size("10g") == 10 << 30
+    assert (
+        fio_size("4k") == 4096
+        and fio_size("1m") == 1 << 20
+        and fio_size("512") == 512
+        and fio_size("10g") == 10 << 30
+    )
     assert fio_time_s("500") == pytest.approx(500e-6) and fio_time_s("2ms") == pytest.approx(2e-3)
     with pytest.raises(ValueError, match="not a fio size"):
         fio_size("4 kilo")
@@ -73,7 +78,10 @@ def test_job_file_reads_into_specs(tmp_path):
     [
         ("[j]\nrw=randrw\nverify=md5\n", ["job [j]", "verify", "not supported"]),
         ("[j]\nrw=trim\n", ["job [j]", "rw='trim'", "randrw"]),
-        ("[j]\nrw=randread\nrandom_distribution=normal:50\n", ["random_distribution='normal:50'", "zipf:theta"]),
+        (
+            "[j]\nrw=randread\nrandom_distribution=normal:50\n",
+            ["random_distribution='normal:50'", "zipf:theta"],
+        ),
         ("[j]\nbs=4k,64k\n", ["separate read/write sizes"]),
         ("[j]\nbs=4 kilo\n", ["not a fio size"]),
         ("[j]\nbssplit=4k/60:8k/60\n", ["sum"]),
@@ -110,12 +118,16 @@ def test_a_spec_written_as_fio_reads_back_the_same(tmp_path):
 
 def test_iolog_v2_v3_and_blkparse_are_read_with_their_times(tmp_path):
     v2 = tmp_path / "v2.log"
-    v2.write_text("fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f wait 1000\n/f write 8192 8192\n/f close\n")
+    v2.write_text(
+        "fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f wait 1000\n/f write 8192 8192\n/f close\n"
+    )
     t = read_fio_iolog(v2)
     assert t.times.tolist() == [0.0, pytest.approx(1e-3)] and t.is_read.tolist() == [True, False]
     assert t.size.tolist() == [4096, 8192] and t.address.tolist() == [0, 8192]
     v3 = tmp_path / "v3.log"
-    v3.write_text("fio version 3 iolog\n0 /f add\n5 /f open\n10 /f write 4096 512\n2010 /f read 0 4096\n2020 /f close\n")
+    v3.write_text(
+        "fio version 3 iolog\n0 /f add\n5 /f open\n10 /f write 4096 512\n2010 /f read 0 4096\n2020 /f close\n"
+    )
     t = read_fio_iolog(v3)
     assert t.times.tolist() == [0.0, pytest.approx(2e-3)] and t.is_read.tolist() == [False, True]
     blk = tmp_path / "blk.txt"
@@ -145,15 +157,21 @@ def test_a_trace_replays_at_its_timestamps():
     assert src.issued_total == 4 and res.summary()["count"].sum() == 4
 
 
-@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed: apt-get install fio (Debian package)")
+@pytest.mark.skipif(
+    shutil.which("fio") is None, reason="fio is not installed: apt-get install fio (Debian package)"
+)
 def test_real_fio_runs_an_exported_spec_and_its_iolog_replays(tmp_path):
     spec = AccessSpec(name="mix", sizes=(SizeShare(size=4096, pct=75), SizeShare(size=65536, pct=25)),
                       read_pct=70, random_pct=100, align=4096, queue_depth=1)  # fmt: skip
-    job = spec.to_fio(filename=str(tmp_path / "data.bin"), size=8 << 20, runtime_s=0.3, ioengine="psync", direct=False)
+    job = spec.to_fio(
+        filename=str(tmp_path / "data.bin"), size=8 << 20, runtime_s=0.3, ioengine="psync", direct=False
+    )
     job += f"write_iolog={tmp_path / 'mix.iolog'}\n"
     (tmp_path / "mix.fio").write_text(job)
     assert AccessSpec.from_fio(tmp_path / "mix.fio").sizes == spec.sizes  # the job fio runs is the spec
-    subprocess.run(["fio", str(tmp_path / "mix.fio"), "--output", str(tmp_path / "out.txt")], check=True, timeout=120)
+    subprocess.run(
+        ["fio", str(tmp_path / "mix.fio"), "--output", str(tmp_path / "out.txt")], check=True, timeout=120
+    )
     trace = read_fio_iolog(tmp_path / "mix.iolog")
     assert len(trace) > 100
     assert set(trace.size.tolist()) <= {4096, 65536} and np.all(trace.address % 4096 == 0)

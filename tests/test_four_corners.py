@@ -5,10 +5,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from storagelab.four_corners import COLUMNS, CORNERS, four_corners
+from storagelab.analysis.four_corners import COLUMNS, CORNERS, four_corners
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
 from storagelab.kernel import Deterministic, Link, Path, Station
-from storagelab.provenance import ParamSet
-from storagelab.topology import Topology
 
 
 def _array() -> Topology:

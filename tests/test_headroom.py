@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 from storagelab import theory
-from storagelab.headroom import BEYOND_RANGE, OutsideBracket, ServiceLevel, headroom
+from storagelab.analysis.headroom import BEYOND_RANGE, LatencyObjective, OutsideBracket, headroom
 from storagelab.kernel import ClosedSource, Exponential, FixedSampler, OpenSource, Path, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 SAMPLER = FixedSampler(size=4096, span=10**9)
 
@@ -28,7 +28,7 @@ def test_mm1_headroom_matches_the_closed_form():
         src = OpenSource("io", disk, SAMPLER, rate=100.0 * m, cls="io")
         return simulate(disk, [src], duration=200.0, warmup=2.0, seed=seed, progress=False)
 
-    level = ServiceLevel("io", "mean_ms", 2.0)
+    level = LatencyObjective("io", "mean_ms", 2.0)
     h = headroom(run, [level], low=1.0, high=9.9, replications=3, tolerance=0.005)
     for seed in (1, 2, 3):
         assert level.ratio(run(h.low * 0.99, seed)) <= 1.0
@@ -54,7 +54,9 @@ def test_closed_network_headroom_is_the_mva_population():
         src = ClosedSource("job", path, SAMPLER, workers=int(m), cls="job")
         return simulate(path, [src], duration=200.0, warmup=5.0, seed=seed, progress=False)
 
-    h = headroom(run, [ServiceLevel("job", "mean_ms", 37.5)], low=1, high=20, replications=3, integer=True)
+    h = headroom(
+        run, [LatencyObjective("job", "mean_ms", 37.5)], low=1, high=20, replications=3, integer=True
+    )
     # the simulated mean response at n_star and n_star + 1 lies within noise of the limit only if the MVA
     # value does; here MVA puts n_star at least 4 % under and n_star + 1 at least 4 % over
     assert mva.response_time[n_star - 1] < 0.96 * 0.0375 < 0.0375 * 1.04 < mva.response_time[n_star]
@@ -68,18 +70,20 @@ def test_bad_brackets_and_levels_are_refused():
         return simulate(disk, [OpenSource("io", disk, SAMPLER, rate=100.0 * m, cls="io")], duration=5.0,
                         warmup=0.5, seed=seed, progress=False)  # fmt: skip
 
-    with pytest.raises(OutsideBracket, match=r"lowest multiplier 9 .* io mean_ms <= 1 ms already fails") as err:
-        headroom(run, [ServiceLevel("io", "mean_ms", 1.0)], low=9.0, high=9.5)
+    with pytest.raises(
+        OutsideBracket, match=r"lowest multiplier 9 .* io mean_ms <= 1 ms already fails"
+    ) as err:
+        headroom(run, [LatencyObjective("io", "mean_ms", 1.0)], low=9.0, high=9.5)
     assert (err.value.side, err.value.multiplier, err.value.failing) == ("low", 9.0, "io mean_ms <= 1 ms")
     with pytest.raises(OutsideBracket, match="still hold at the highest") as err:
-        headroom(run, [ServiceLevel("io", "mean_ms", 50.0)], low=0.1, high=2.0, start=0.3)
+        headroom(run, [LatencyObjective("io", "mean_ms", 50.0)], low=0.1, high=2.0, start=0.3)
     assert (err.value.side, err.value.multiplier) == ("high", 2.0)
     with pytest.raises(OutsideBracket) as err:  # walking down from start reaches low and still fails
-        headroom(run, [ServiceLevel("io", "mean_ms", 1.0)], low=7.0, high=9.5, start=9.0)
+        headroom(run, [LatencyObjective("io", "mean_ms", 1.0)], low=7.0, high=9.5, start=9.0)
     assert err.value.side == "low"
     for metric in ("p95", "p100_ms", "p0_ms", "median"):
         with pytest.raises(ValueError, match="metric must be mean_ms, or pNN_ms"):
-            ServiceLevel("io", metric, 5.0)
+            LatencyObjective("io", metric, 5.0)
 
 
 def test_a_percentile_over_several_classes_and_a_walk_from_start():
@@ -93,14 +97,14 @@ def test_a_percentile_over_several_classes_and_a_walk_from_start():
         srcs = [OpenSource(c, disk, SAMPLER, rate=50.0 * m, cls=c) for c in ("io a", "io b")]
         return simulate(disk, srcs, duration=100.0, warmup=2.0, seed=seed, progress=False)
 
-    level = ServiceLevel("io", "p95_ms", 6.0, members=("io a", "io b"))
+    level = LatencyObjective("io", "p95_ms", 6.0, members=("io a", "io b"))
     res = run(3.0, 1)
     together = res.recorder.histogram()  # every class merged
     assert level.measure(res) == pytest.approx(together.percentile(95) * 1e3)
-    assert ServiceLevel("io", "mean_ms", 6.0, members=("io a", "io b")).measure(res) == pytest.approx(
+    assert LatencyObjective("io", "mean_ms", 6.0, members=("io a", "io b")).measure(res) == pytest.approx(
         together.mean * 1e3
     )
-    assert ServiceLevel("io", "p95_ms", 6.0).ratio(res) == math.inf  # no class is called "io"
+    assert LatencyObjective("io", "p95_ms", 6.0).ratio(res) == math.inf  # no class is called "io"
     h = headroom(run, [level], low=0.5, high=9.9, start=1.0, replications=2, tolerance=0.01)
     exact = (1000 - math.log(20) / 0.006) / 100
     assert h.mean == pytest.approx(exact, rel=0.03)
@@ -125,6 +129,6 @@ def test_leaving_a_valid_range_stops_the_search_and_censors_the_answer():
         src = OpenSource("io", disk, SAMPLER, rate=100.0 * m, cls="io")
         return simulate(disk, [src], duration=20.0, warmup=1.0, seed=seed, progress=False)
 
-    h = headroom(run, [ServiceLevel("io", "mean_ms", 5.0)], low=1.0, high=50.0, start=2.0, replications=2)
+    h = headroom(run, [LatencyObjective("io", "mean_ms", 5.0)], low=1.0, high=50.0, start=2.0, replications=2)
     assert h.censored and h.fails_first == "curve: beyond its published range"
     assert h.mean == pytest.approx(10.0, rel=0.03)

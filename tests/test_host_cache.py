@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storagelab import host_cache
+from storagelab.architectures import host_cache
 from storagelab.components.host_cache import Guests, HostFlashCache, WarmHostCache, partition
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 BLOCK = 4096
 ARRAY_S, CARD_S = 5e-3, 100e-6
@@ -136,10 +136,10 @@ def test_nexgen_scenario_2_opm_is_the_vcpu_bound_the_fit_assumes():
     it says it is."""
     from storagelab.studies.nexgen import preset
     from storagelab.studies.nexgen.workloads import IOS_PER_ORDER
-    from storagelab.workloads import applications as apps
+    from storagelab.workloads.catalogue import dvd_store
 
     c = preset.SQL_CPU_PER_IO_US * 1e-6
     assert 16 / (IOS_PER_ORDER * c) * 60 == pytest.approx(37_500, rel=1e-9)
     topo = preset.nexgen(qos=1, host_cache=1)
-    res = topo.run(apps.dvd_store(think=0.0), seed=1, warmup=1.0, duration=4.0)
+    res = topo.run(dvd_store(think=0.0), seed=1, warmup=1.0, duration=4.0)
     assert res.summary()["iops"][0] * 60 / IOS_PER_ORDER == pytest.approx(37_500, rel=0.01)

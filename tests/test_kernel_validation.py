@@ -18,9 +18,9 @@ from storagelab import theory
 from storagelab.kernel.composition import Path
 from storagelab.kernel.disciplines import PriorityByClass
 from storagelab.kernel.service import Deterministic, Exponential, Gamma, Lognormal
+from storagelab.kernel.simulation import simulate
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
 from storagelab.kernel.station import Station
-from storagelab.simulation import simulate
 
 LEVEL = 0.999
 LITTLE_TOLERANCE = 0.02  # edge effects: IOs in flight at the window's ends (tens) over >= 10^4 completions

@@ -1,4 +1,4 @@
-"""Tests of the kernel's measurement side: HDR latency histograms, recorder frames, utilisation."""
+"""Tests of the kernel's measurement side: HDR latency histograms, service-level curves, recorder frames."""
 
 from __future__ import annotations
 
@@ -10,13 +10,8 @@ import polars as pl
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from storagelab.kernel.metrics import (
-    DEFAULT_THRESHOLDS_MS,
-    LatencyHistogram,
-    LatencyRecorder,
-    ServiceLevelCurve,
-    UtilisationTracker,
-)
+from storagelab.kernel.histogram import DEFAULT_THRESHOLDS_MS, LatencyHistogram, ServiceLevelCurve
+from storagelab.kernel.metrics import LatencyRecorder
 
 #: (lowest_s, highest_s, digits): the default, a coarse unit (2**9 ns) with 2 digits, and 4 digits.
 CONFIGS = [(1e-9, 3600.0, 3), (1e-6, 100.0, 2), (1e-9, 10.0, 4)]
@@ -255,7 +250,9 @@ def test_rates_integrate_to_the_count_and_bytes() -> None:
 
 def test_rates_on_a_hand_made_trace() -> None:
     rec = LatencyRecorder(warmup_s=1.0, rate_resolution_s=0.5)
-    for t, lat in zip((0.2, 1.1, 1.2, 1.7, 2.6, 3.0), (9, 1, 2, 6, 4, 8), strict=True):  # 0.2: warm-up; 3.0: the end
+    for t, lat in zip(
+        (0.2, 1.1, 1.2, 1.7, 2.6, 3.0), (9, 1, 2, 6, 4, 8), strict=True
+    ):  # 0.2: warm-up; 3.0: the end
         rec.record("a", lat * 1e-3, t, 1_000_000)
     rec.record("b", 5e-3, 1.3, 512)
     rates = rec.rates(1.0, until_s=3.0)
@@ -346,35 +343,3 @@ def test_frame_schemas() -> None:
     empty.record("late", 1e-3, 1.0, 512)  # completes during warm-up: class seen, nothing counted
     row = empty.summary(until_s=6.0).row(0, named=True)
     assert row["count"] == 0 and row["p99_ms"] is None and row["iops"] == 0.0
-
-
-# -- utilisation -----------------------------------------------------------------------------------------
-def test_utilisation_time_weighted_means_on_a_hand_made_trace() -> None:
-    u = UtilisationTracker(now=0.0)
-    u.update(1.0, busy=1, queue_len=0)
-    u.update(3.0, busy=2, queue_len=1)
-    u.update(4.0, busy=1, queue_len=0)
-    # busy: 0*1 + 1*2 + 2*1 + 1*2 = 6 over 6 s; queue: 1*1 over 6 s
-    assert u.mean_busy(6.0) == pytest.approx(1.0, rel=1e-15)
-    assert u.mean_queue(6.0) == pytest.approx(1 / 6, rel=1e-15)
-    assert u.utilisation(6.0, servers=2) == pytest.approx(0.5, rel=1e-15)
-    u2 = UtilisationTracker(now=0.0)
-    u2.update(1.0, 1, 0)
-    u2.update(3.0, 2, 1)
-    u2.reset(3.5)  # warm-up ends mid-piece: busy 2, queue 1 carry on
-    u2.update(4.0, 1, 0)
-    # busy: 2*0.5 + 1*2 = 3 over 2.5 s; queue: 1*0.5 over 2.5 s
-    assert u2.mean_busy(6.0) == pytest.approx(1.2, rel=1e-15)
-    assert u2.mean_queue(6.0) == pytest.approx(0.2, rel=1e-15)
-    assert (u2.busy, u2.queue_len) == (1, 0)
-
-
-def test_utilisation_rejects_time_going_backwards_and_empty_windows() -> None:
-    u = UtilisationTracker(now=1.0)
-    u.update(2.0, 1, 0)
-    with pytest.raises(ValueError, match="now"):
-        u.update(1.5, 0, 0)
-    with pytest.raises(ValueError, match="queue_len"):
-        u.update(3.0, 0, -1)
-    with pytest.raises(ValueError, match="elapsed"):
-        UtilisationTracker(now=1.0).mean_busy(1.0)

@@ -76,7 +76,9 @@ def test_report_executes_with_the_params_file_and_reuses_unchanged_pages(tmp_pat
     assert injected and "confidence = 0.9" in injected[0].source
     page = (out / "00-published-results.html").read_text()
     assert "data:image/png;base64," in page  # charts are visible offline, as static images
-    assert "defaults in params/00-published-results.yaml" not in page  # the injected cell replaces the defaults
+    assert (
+        "defaults in params/00-published-results.yaml" not in page
+    )  # the injected cell replaces the defaults
     shown = report_module.without_default_parameters(executed)
     assert [c.metadata.get("tags", []) for c in shown.cells].count(["injected-parameters"]) == 1
     assert not any("parameters" in c.metadata.get("tags", []) for c in shown.cells)

@@ -89,8 +89,16 @@ def test_partial_file_is_completed_with_defaults(tmp_path):
         ("13-nexgen-bootstorm", "overrides: {port_rate: 5 ms}\n", r"parameter 'port_rate'.*is a time"),
         ("14-ilio-vdi", "overrides: {drives: 23}\n", r"RAID-10 needs an even number of drives, got 23"),
         ("10-calibration", "replications: 2\nperturbed_replications: 3\n", r"must not exceed replications"),
-        ("15-vplex-replication", "geo: {wan_bandwith: 1 GB/s}\n", r"geo .*VPLEX Geo.*no parameter 'wan_bandwith'"),
-        ("15-vplex-replication", "overrides: {delta_cycle: 5 s}\n", r"VPLEX Metro.*no parameter 'delta_cycle'"),
+        (
+            "15-vplex-replication",
+            "geo: {wan_bandwith: 1 GB/s}\n",
+            r"geo .*VPLEX Geo.*no parameter 'wan_bandwith'",
+        ),
+        (
+            "15-vplex-replication",
+            "overrides: {delta_cycle: 5 s}\n",
+            r"VPLEX Metro.*no parameter 'delta_cycle'",
+        ),
         ("15-vplex-replication", "rtts_ms: [0, 200]\n", r"rtts_ms must each be in 0..100"),
     ],
 )

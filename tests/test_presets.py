@@ -7,16 +7,17 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from storagelab import architectures, provenance
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet, capacity_scale
+from storagelab import provenance, studies
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param, capacity_scale
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.vsan.preset import vsan
-from storagelab.topology import Topology
 
 
-@pytest.mark.parametrize("name", list(architectures.PRESETS))
+@pytest.mark.parametrize("name", list(studies.PRESETS))
 def test_every_preset_parameter_carries_its_origin_and_is_read(name, published):
-    topology = architectures.build(name)
+    topology = studies.build(name)
     assert isinstance(topology, Topology)
     assert topology.params.unread() == []
     rows = set(published["row_id"])
@@ -62,7 +63,10 @@ def test_overrides_are_applied_and_tagged_user():
 @pytest.mark.parametrize(
     ("build", "words"),
     [
-        (lambda: vsan("all-flash NVMe", nodes=8), ["Virtual SAN 5.5, all-flash NVMe", "no parameter 'nodes'", "hosts"]),
+        (
+            lambda: vsan("all-flash NVMe", nodes=8),
+            ["Virtual SAN 5.5, all-flash NVMe", "no parameter 'nodes'", "hosts"],
+        ),
         (lambda: vsan("all-flash NVMe", hosts=0), ["'hosts'", "whole number >= 1"]),
         (lambda: vsan("all-flash NVMe", hosts=2.5), ["'hosts'", "whole number"]),
         (lambda: ds5020(drive="15K SATA"), ["'drive'", "device preset", "10K SAS"]),
@@ -137,7 +141,7 @@ def test_ds5020_host_time_per_io_is_figure_16s_guest_log_write_less_the_arrays_p
     from storagelab.calibration.claims import published_value
     from storagelab.studies.ds5020 import preset
     from storagelab.studies.ds5020.workloads import tile_workload
-    from storagelab.workloads.applications import ApplicationWorkload
+    from storagelab.workloads.application import ApplicationWorkload
 
     p = ds5020().params
     host = p["host_io_time"]
@@ -184,17 +188,18 @@ def test_ds5020_drive_channels_carry_each_drive_io_store_and_forward():
     are hits and take no channel time: half the reads carry twice the data). Without the controller's
     read cache the characterization's 1 MB reads are bound by the four channels, 4 x 400 MB/s."""
     from storagelab.studies.ds5020.workloads import characterization_workload
-    from storagelab.workloads import applications as apps
+    from storagelab.workloads.catalogue import sequential_scan
 
     assert ds5020().param("drive_channel_rate").origin == "datasheet"
-    scan = apps.sequential_scan("scan", volume="scan-1")
+    scan = sequential_scan("scan", volume="scan-1")
     mean = {}
     for rate in ("400 MB/s", "4000000 MB/s"):
         res = ds5020(tiles=1, drive_channel_rate=rate).run(scan, seed=1, duration=2.0, warmup=0.5)
         mean[rate] = res.summary()["mean_ms"][0]
     assert mean["400 MB/s"] - mean["4000000 MB/s"] == pytest.approx(262144 / 400e6 * 1e3, rel=0.02)
-    res = ds5020_characterization(8, read_cache=0).run(characterization_workload(), seed=1, duration=2.0,
-                                                       warmup=0.5)
+    res = ds5020_characterization(8, read_cache=0).run(
+        characterization_workload(), seed=1, duration=2.0, warmup=0.5
+    )
     total = res.summary()["mb_per_s"].sum()
     assert total == pytest.approx(4 * 400, rel=0.01)
     util = res.components().filter(pl.col("component").str.contains("drive channel"), statistic="utilisation")
@@ -208,7 +213,7 @@ def test_ds5020_read_cache_serves_the_characterization_followers_and_reads_the_s
     paths then bind, 8 x 800 MB/s. The scan's 256 KiB reads continue one another, so a read at a
     segment's start is read with the rest of its 512 KiB segment and the next read hits."""
     from storagelab.studies.ds5020.workloads import characterization_workload
-    from storagelab.workloads import applications as apps
+    from storagelab.workloads.catalogue import sequential_scan
 
     res = ds5020_characterization(8).run(characterization_workload(), seed=1, duration=2.0, warmup=0.5)
     caches = res.components().filter(pl.col("component").str.ends_with("read cache"))
@@ -216,12 +221,14 @@ def test_ds5020_read_cache_serves_the_characterization_followers_and_reads_the_s
     misses = caches.filter(statistic="read_misses")["value"].sum()
     assert misses / reads == pytest.approx(0.25, abs=0.01)
     assert res.summary()["mb_per_s"].sum() == pytest.approx(8 * 800, rel=0.01)
-    scan = apps.sequential_scan("scan", volume="scan-1")
+    scan = sequential_scan("scan", volume="scan-1")
     stats = {}
     for prefetch in (1, 0):
         res = ds5020(tiles=1, read_prefetch=prefetch).run(scan, seed=1, duration=2.0, warmup=0.5)
         c = res.components().filter(component="scan-1 read cache")
-        stats[prefetch] = {s: c.filter(statistic=s)["value"][0] for s in ("read_ios", "read_misses", "prefetches")}
+        stats[prefetch] = {
+            s: c.filter(statistic=s)["value"][0] for s in ("read_ios", "read_misses", "prefetches")
+        }
     on, off = stats[1], stats[0]
     assert on["read_misses"] == pytest.approx(on["read_ios"] / 2, abs=1)
     assert on["prefetches"] == pytest.approx(on["read_ios"] / 2, abs=1)
@@ -250,7 +257,7 @@ def test_equallogic_read_hits_follow_each_workloads_working_set():
     about 1 %. (Before, one fitted hit ratio, 0.9084, served every workload alike.)"""
     from storagelab.studies.ilio import claims
     from storagelab.studies.ilio.preset import equallogic
-    from storagelab.workloads import applications as apps
+    from storagelab.studies.ilio.workloads import atlantis_vdi_iometer
 
     def hit_ratio(workload):
         res = equallogic().run(workload, seed=1, duration=3.0, warmup=1.0)
@@ -259,4 +266,4 @@ def test_equallogic_read_hits_follow_each_workloads_working_set():
 
     assert equallogic().param("controller_cache").origin == "assumption"
     assert hit_ratio(claims.baseline_workload()) == pytest.approx(4 / 4.46, abs=0.02)
-    assert hit_ratio(apps.atlantis_vdi_iometer(span=400 * 10**9)) == pytest.approx(0.01, abs=0.01)
+    assert hit_ratio(atlantis_vdi_iometer(span=400 * 10**9)) == pytest.approx(0.01, abs=0.01)

@@ -12,10 +12,10 @@ from storagelab.components.published_curve import (
     closed_system_station,
     response_time_station,
 )
-from storagelab.curves import fit_closed_system, fit_response_time
-from storagelab.headroom import BEYOND_RANGE
 from storagelab.kernel import ClosedSource, FixedSampler, OpenSource
-from storagelab.simulation import simulate
+from storagelab.kernel.component import BEYOND_RANGE
+from storagelab.kernel.simulation import simulate
+from storagelab.published.curves import fit_closed_system, fit_response_time
 
 SAMPLER = FixedSampler(size=4096, span=10**9)
 

@@ -7,17 +7,17 @@ import itertools
 import numpy as np
 import pytest
 
-from storagelab.raid import MemberOp, Phase, Raid0, Raid5, Raid6, Raid10
+from storagelab.components.raid import MemberOp, Raid0, Raid5, Raid6, Raid10, RaidStep
 
 KIB = 1024
 SU = 64 * KIB
 
 
-def _ops(phases: list[Phase]) -> list[MemberOp]:
+def _ops(phases: list[RaidStep]) -> list[MemberOp]:
     return [op for phase in phases for op in phase.ops]
 
 
-def _bytes(phases: list[Phase], is_read: bool) -> int:
+def _bytes(phases: list[RaidStep], is_read: bool) -> int:
     return sum(op.size for op in _ops(phases) if op.is_read == is_read)
 
 
@@ -56,7 +56,7 @@ def test_raid10_write_goes_to_both_mirrors_in_one_phase():
     layout = Raid10(3, SU)
     phases = layout.plan(False, 4 * SU + KIB, 4 * KIB)  # unit 4 -> pair 1, row 1
     assert phases == [
-        Phase("all", (MemberOp(2, False, SU + KIB, 4 * KIB), MemberOp(3, False, SU + KIB, 4 * KIB)))
+        RaidStep("all", (MemberOp(2, False, SU + KIB, 4 * KIB), MemberOp(3, False, SU + KIB, 4 * KIB)))
     ]
     assert layout.member_io_count(False, 0, 4 * KIB) == 2 == layout.write_penalty
 
@@ -92,7 +92,9 @@ def test_raid10_balanced_reads_the_member_with_fewer_outstanding_ios():
     assert _ops(layout.plan(True, SU, 4 * KIB))[0].member == 2
     # with equal queues, a read goes to the member whose last IO ended nearest it
     layout.reset()
-    layout.plan(False, 8 * SU, 4 * KIB)  # unit 8: pair 0, member address 4 SU; both mirrors end at 4 SU + 4 KiB
+    layout.plan(
+        False, 8 * SU, 4 * KIB
+    )  # unit 8: pair 0, member address 4 SU; both mirrors end at 4 SU + 4 KiB
     assert _ops(layout.plan(True, 8 * SU + 4 * KIB, 4 * KIB))[0].member == 0  # sequential on member 0
     assert _ops(layout.plan(True, 8 * SU + 32 * KIB, 4 * KIB))[0].member == 0  # 24 KiB from 0, 28 KiB from 1
     assert _ops(layout.plan(True, 2 * SU, 4 * KIB))[0].member == 1  # member address SU: nearer member 1
@@ -109,7 +111,7 @@ def test_raid10_reset_forgets_the_run():
 def test_raid10_first_reads_both_mirrors_and_takes_the_first():
     layout = Raid10(2, SU, read_policy="first")
     assert layout.plan(True, SU + 512, 4 * KIB) == [
-        Phase("any", (MemberOp(2, True, 512, 4 * KIB), MemberOp(3, True, 512, 4 * KIB)))
+        RaidStep("any", (MemberOp(2, True, 512, 4 * KIB), MemberOp(3, True, 512, 4 * KIB)))
     ]
     # spanning two units: one "any" phase per unit
     phases = layout.plan(True, SU - KIB, 2 * KIB)
@@ -123,7 +125,7 @@ def test_raid0_one_member_io_per_stripe_unit_touched():
     # from 8 KiB before the end of unit 2 to 8 KiB into unit 5: units 2, 3, 4, 5
     phases = layout.plan(False, 3 * SU - 8 * KIB, 2 * SU + 16 * KIB)
     assert phases == [
-        Phase(
+        RaidStep(
             "all",
             (
                 MemberOp(2, False, SU - 8 * KIB, 8 * KIB),
@@ -330,7 +332,10 @@ def test_usable_capacity_and_penalties():
         (lambda: Raid10(0, SU), "mirror_pairs must be an integer >= 1"),
         (lambda: Raid5(4, 0), "stripe_unit must be an integer >= 1"),
         (lambda: Raid0(4, 65536.0), "stripe_unit must be an integer"),
-        (lambda: Raid10(2, SU, read_policy="fastest"), "read_policy must be one of balanced, alternate, first"),
+        (
+            lambda: Raid10(2, SU, read_policy="fastest"),
+            "read_policy must be one of balanced, alternate, first",
+        ),
     ],
 )
 def test_bad_geometry_is_an_error_naming_the_parameter(build, message):

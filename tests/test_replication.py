@@ -1,36 +1,189 @@
-"""Replication between two sites: the promises of each mode, checked on seeded randomized runs, and
-latencies checked against hand-computed values with deterministic devices."""
+"""Replication between two sites: the promises of each mode, checked on seeded randomized runs and, for
+"no acknowledged write is lost", as properties over generated writes and failures against an oracle
+kept outside the replication code; latencies checked against hand-computed values with deterministic
+devices."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from storagelab.components.replication import (
     AsyncReplica,
+    DeltaSetReplica,
     LinkChange,
     LinkLoss,
     LinkRestore,
+    LogReplica,
     SiteLoss,
     SyncMirror,
     WanLink,
 )
 from storagelab.components.replication import Site as RSite
 from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.component import Component, RunContext
+from storagelab.kernel.io import IORequest
+from storagelab.kernel.randomness import RandomStreams
+from storagelab.kernel.simulation import simulate
 
 ARRAY_S = 0.5e-3  # a deterministic array write: 0.5 ms
 KIB8 = 8192
+REGION = 4096  # a replicated volume's default region_bytes
 
 
-def _sites(service=None, servers: int = 64) -> list[RSite]:
+# -- the oracle: what the hosts were told, and what each site's array has written --------------------
+#
+# The invariant "no acknowledged write is lost" is checked against records kept outside the
+# replication code: the hosts' writes and their acknowledgements (seen at the front ends) and the
+# writes each site's array completed (seen by a wrapper around the array), so that a replication that
+# says it has a copy without writing it is caught as well as one that forgets a write.
+
+
+class _Ledger:
+    """Numbers every host write in the order a replicated volume versions it (the order the writes
+    reach their own site's array), and records every acknowledgement with what each site's array held
+    of the write at that instant."""
+
+    def __init__(self) -> None:
+        self.hosts: dict[int, IORequest] = {}  # id -> host write (kept alive, so the ids stay unique)
+        self.number: dict[int, int] = {}  # id(host write) -> its number (its version)
+        self.newest: dict[int, int] = {}  # region -> newest number given to a write of it
+        self.count = 0
+        self.arrays: list[_Array] = []
+        self.acks: list[tuple[IORequest, int, int, float, str, tuple[bool, bool]]] = []
+
+    @staticmethod
+    def regions(io: IORequest) -> range:
+        return range(io.address // REGION, (io.address + io.size - 1) // REGION + 1)
+
+    def carries(self, io: IORequest) -> dict[int, int]:
+        """What a write reaching an array carries, region -> the number of the host write it is: a host
+        write (numbered now), a copy of one (``io.child()``), or a copy the replication made of a region
+        (resync, delta set): at most the newest write of the region so far, an upper bound, so the
+        oracle never fails a correct run, while a copy never written leaves the region as it was."""
+        regions = self.regions(io)
+        if id(io) in self.hosts:
+            self.count += 1
+            self.number[id(io)] = self.count
+            for r in regions:
+                self.newest[r] = self.count
+            return dict.fromkeys(regions, self.count)
+        parent = io.tag
+        if parent is not None and id(parent) in self.hosts:
+            return dict.fromkeys(regions, self.number[id(parent)])
+        return {r: self.newest.get(r, 0) for r in regions}
+
+    def held(self, site: int, region: int) -> int:
+        """The newest host write of ``region`` that ``site``'s arrays have completed (0: none)."""
+        return max((a.held.get(region, 0) for a in self.arrays if a.site == site), default=0)
+
+    def holds(self, site: int, io: IORequest, number: int) -> bool:
+        return all(self.held(site, r) >= number for r in self.regions(io))
+
+    def acknowledged(self, io: IORequest, site: int, m: SyncMirror | AsyncReplica) -> None:
+        n = self.number[id(io)]
+        self.acks.append((io, site, n, m.env.now, m.mode, (self.holds(0, io, n), self.holds(1, io, n))))
+
+
+class _Array(Component):
+    """A site's array as the oracle sees it: passes every IO to ``inner``; when a write completes, notes
+    per region the newest host write the site now holds."""
+
+    def __init__(self, inner: Component, ledger: _Ledger, site: int) -> None:
+        super().__init__(f"{inner.name} (recorded)")
+        self.inner, self.ledger, self.site = inner, ledger, site
+        ledger.arrays.append(self)
+
+    def children(self) -> list[Component]:
+        return [self.inner]
+
+    def on_bind(self) -> None:
+        self.held: dict[int, int] = {}
+
+    def submit(self, io: IORequest) -> simpy.Event:
+        carried = None if io.is_read else self.ledger.carries(io)
+        done = self.inner.submit(io)
+        if carried is not None:
+            done.callbacks.append(lambda _e: self._landed(carried))
+        return done
+
+    def _landed(self, carried: dict[int, int]) -> None:
+        for r, n in carried.items():
+            if self.held.get(r, 0) < n:
+                self.held[r] = n
+
+
+class _Hosts(Component):
+    """The hosts at ``site`` as the oracle sees them: they submit to the volume's front end there, and
+    every acknowledgement of a write is recorded in the ledger."""
+
+    def __init__(self, m: SyncMirror | AsyncReplica, ledger: _Ledger, site: int) -> None:
+        super().__init__(f"hosts at site {site}")
+        self.m, self.ledger, self.site = m, ledger, site
+
+    def children(self) -> list[Component]:
+        return [self.m.at(self.site)]
+
+    def submit(self, io: IORequest) -> simpy.Event:
+        if io.is_read:
+            return self.m.at(self.site).submit(io)
+        self.ledger.hosts[id(io)] = io
+        done = self.m.at(self.site).submit(io)
+        done.callbacks.append(lambda _e: self.ledger.acknowledged(io, self.site, self.m))
+        return done
+
+
+def _acknowledged_only_where_held(ledger: _Ledger, need) -> None:
+    """At every acknowledgement, each site in ``need(site, mode)`` (the site whose hosts wrote, the mode
+    then) held the write in its array."""
+    for io, site, n, t, mode, holds in ledger.acks:
+        for s in need(site, mode):
+            assert holds[s], (
+                f"write #{n} ({io.size} B at {io.address}) acknowledged at {t:.6f} s, {mode}, not yet at site {s}"
+            )
+
+
+def _no_acknowledged_write_lost(
+    m: SyncMirror | AsyncReplica, ledger: _Ledger, sites=(0, 1), *, some: bool = True
+) -> None:
+    """Every write the hosts were told is done is at each of ``sites`` at its version or a later one:
+    in that site's array (what the oracle saw it complete) and in the volume's own region versions.
+    ``some``: there were acknowledgements to check."""
+    assert ledger.acks or not some, "no write was acknowledged: nothing checked"
+    assert ledger.count == m._seq  # the oracle numbers the writes as the volume versions them
+    for io, _site, n, t, _mode, _holds in ledger.acks:
+        for s in sites:
+            assert ledger.holds(s, io, n), f"write #{n} acknowledged at {t:.6f} s is not in site {s}'s array"
+            for r in ledger.regions(io):
+                assert m._version[s].get(r, 0) >= n, (
+                    f"site {s} holds an older version of region {r} than write #{n}"
+                )
+    for s in sites:
+        assert m.missing_at(s) == {}
+
+
+def _sites(service=None, servers: int = 64, ledger: _Ledger | None = None) -> list[RSite]:
+    """Sites A and B, each a station; with a ``ledger``, each station seen by the oracle."""
     service = service or Deterministic(ARRAY_S)
-    return [RSite(n, Station(f"array {n}", service, servers=servers)) for n in ("A", "B")]
+    out = []
+    for i, n in enumerate(("A", "B")):
+        array: Component = Station(f"array {n}", service, servers=servers)
+        out.append(RSite(n, array if ledger is None else _Array(array, ledger, i)))
+    return out
 
 
-def _sync(rtt=1e-3, bandwidth=125e6, **kw) -> SyncMirror:
-    sites = _sites(kw.pop("service", None), kw.pop("servers", 64))
+def _sync(rtt=1e-3, bandwidth=125e6, ledger: _Ledger | None = None, **kw) -> SyncMirror:
+    sites = _sites(kw.pop("service", None), kw.pop("servers", 64), ledger)
     return SyncMirror("metro", sites, WanLink("wan", bandwidth, rtt), **kw)
+
+
+def _sync_needs(site: int, mode: str) -> tuple[int, ...]:
+    """Where a synchronous mirror's write must be when it is acknowledged: at both sites, or at the
+    writing site alone while it continues isolated."""
+    return (site,) if mode == "isolated" else (0, 1)
 
 
 def _writes(target, rate, seed_span=10**9, size=KIB8, read_pct=0.0, name="w"):
@@ -54,14 +207,16 @@ def test_sync_write_latency_is_the_remote_leg_when_it_is_the_longer(rtt):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sync_never_acknowledges_a_write_before_both_sites_have_it(seed):
     """Randomized load (exponential arrays, writes from both sites, the link near saturation): every
-    acknowledgement comes at or after both copies are durable."""
-    m = _sync(rtt=2e-3, bandwidth=30e6, service=Exponential(ARRAY_S), servers=4)
-    srcs = [_writes(m.at(0), 1500, name="a"), _writes(m.at(1), 1500, name="b")]
+    acknowledgement comes once both sites' arrays have written the write, and after the run every
+    acknowledged write is in both arrays, at its version or a later one."""
+    ledger = _Ledger()
+    m = _sync(rtt=2e-3, bandwidth=30e6, service=Exponential(ARRAY_S), servers=4, ledger=ledger)
+    srcs = [_writes(_Hosts(m, ledger, 0), 1500, name="a"), _writes(_Hosts(m, ledger, 1), 1500, name="b")]
     simulate(m, srcs, duration=1.0, seed=seed, progress=False)
-    audit = np.array(m.audit)
-    assert len(audit) > 2000
-    assert (audit[:, 0] >= audit[:, 1]).all() and (audit[:, 0] >= audit[:, 2]).all()
-    assert not m.missing_at(0) or all(v > 0 for v in m.missing_at(0).values())
+    assert len(ledger.acks) > 2000
+    _acknowledged_only_where_held(ledger, _sync_needs)
+    _no_acknowledged_write_lost(m, ledger)
+    assert not np.isnan(np.array(m.audit)[:, 2]).any()  # the mirror's own audit: no ack without the remote
 
 
 def test_sync_directions_are_independent():
@@ -91,19 +246,25 @@ def test_link_loss_no_acknowledged_write_is_lost_and_resync_restores_both_copies
     other suspends; at every moment the preferred site holds every acknowledged write; after the link
     returns the resync copies the dirty regions and both sites hold everything again."""
     fails = [LinkLoss(0.5), LinkRestore(1.5)]
-    mid = _sync(failures=fails, detection_time=0.2)
-    simulate(mid, [_writes(mid.at(0), 2000, name="a"), _writes(mid.at(1), 500, name="b")],
+    ledger = _Ledger()
+    mid = _sync(failures=fails, detection_time=0.2, ledger=ledger)
+    simulate(mid, [_writes(_Hosts(mid, ledger, 0), 2000, name="a"), _writes(_Hosts(mid, ledger, 1), 500, name="b")],
              duration=1.2, seed=4, progress=False)  # fmt: skip
     assert mid.mode == "isolated" and mid.suspended == [False, True]
-    assert mid.missing_at(0) == {} and len(mid.missing_at(1)) > 500
-    end = _sync(failures=fails, detection_time=0.2)
-    res = simulate(end, [_writes(end.at(0), 2000, name="a"), _writes(end.at(1), 500, name="b")],
+    _acknowledged_only_where_held(ledger, _sync_needs)
+    _no_acknowledged_write_lost(mid, ledger, sites=(0,))
+    assert len(mid.missing_at(1)) > 500
+    ledger = _Ledger()
+    end = _sync(failures=fails, detection_time=0.2, ledger=ledger)
+    res = simulate(end, [_writes(_Hosts(end, ledger, 0), 2000, name="a"), _writes(_Hosts(end, ledger, 1), 500, name="b")],
                    duration=3.0, seed=4, progress=False)  # fmt: skip
     log = end.failures()
     assert log["event"].to_list() == ["link loss", "isolated", "link restore", "resynchronised"]
     resync_s = log.filter(log["event"] == "resynchronised")["resync_s"][0]
     assert 0 < resync_s < 1.0
-    assert end.mode == "replicating" and end.missing_at(0) == {} and end.missing_at(1) == {}
+    assert end.mode == "replicating"
+    _acknowledged_only_where_held(ledger, _sync_needs)
+    _no_acknowledged_write_lost(end, ledger)
     assert res.summary().filter(res.summary()["class"] == "b")["count"][0] > 0  # site B resumed
 
 
@@ -111,11 +272,14 @@ def test_site_loss_metro_loses_nothing_and_the_survivor_suspends_without_a_witne
     """Losing the preferred site while replicating: nothing acknowledged is lost; without a witness
     the other site suspends, with one it continues."""
     for witness, continues in ((False, False), (True, True)):
-        m = _sync(failures=[SiteLoss(0.5, 0)], detection_time=0.1, witness=witness)
-        res = simulate(m, [_writes(m.at(0), 1000, name="a"), _writes(m.at(1), 1000, name="b")],
+        ledger = _Ledger()
+        m = _sync(failures=[SiteLoss(0.5, 0)], detection_time=0.1, witness=witness, ledger=ledger)
+        res = simulate(m, [_writes(_Hosts(m, ledger, 0), 1000, name="a"), _writes(_Hosts(m, ledger, 1), 1000, name="b")],
                        duration=1.5, warmup=0.8, seed=2, progress=False)  # fmt: skip
         loss = m.failures().filter(m.failures()["event"] == "site loss")
         assert loss["bytes_lost"][0] == 0 and loss["writes_lost"][0] == 0
+        _acknowledged_only_where_held(ledger, _sync_needs)
+        _no_acknowledged_write_lost(m, ledger, sites=(1,))  # the survivor has every write acknowledged
         b = res.summary().filter(res.summary()["class"] == "b")
         assert (b.height > 0 and b["count"][0] > 500) is continues
 
@@ -150,9 +314,13 @@ def test_link_change_of_bandwidth_moves_the_serialization():
 # -- asynchronous replicas ---------------------------------------------------------------------------
 
 
-def _async(bandwidth=20e6, rtt=10e-3, **kw) -> AsyncReplica:
+def _async(bandwidth=20e6, rtt=10e-3, cycle=0.0, ledger: _Ledger | None = None, **kw) -> AsyncReplica:
+    """A replication log (``cycle`` 0) or delta sets closed every ``cycle`` seconds."""
     kw.setdefault("buffer_bytes", 50e6)
-    return AsyncReplica("async", _sites(), WanLink("wan", bandwidth, rtt), **kw)
+    sites = _sites(ledger=ledger)
+    if cycle > 0:
+        return DeltaSetReplica("async", sites, WanLink("wan", bandwidth, rtt), cycle=cycle, **kw)
+    return LogReplica("async", sites, WanLink("wan", bandwidth, rtt), **kw)
 
 
 @pytest.mark.parametrize(
@@ -234,6 +402,44 @@ def test_async_link_loss_then_restore_resyncs_everything(cycle):
     assert tl.filter(tl["time_s"] > 5.5)["lag_s"].max() < 2 * cycle + 0.2
 
 
+def _bind(m: Component, seed: int = 1) -> simpy.Environment:
+    """Bind ``m`` to a fresh run, for tests that drive it IO by IO; return the run's environment."""
+    env = simpy.Environment()
+    m.bind(RunContext(env=env, streams=RandomStreams(seed)))
+    return env
+
+
+def test_protocol_b_writes_owed_at_a_link_loss_are_acknowledged_in_write_order():
+    """Protocol B writes waiting for the peer's receipt when the link goes are acknowledged then (they
+    stay local), in the order they were written: not in an order that depends on where the objects
+    that track them sit in memory, which differs between processes (the same seed gave other runs)."""
+    m = _async(bandwidth=1e9, rtt=40e-3, protocol="B", failures=[LinkLoss(0.05)], detection_time=0.1)
+    env = _bind(m)
+    acked: list[tuple[float, int]] = []
+
+    def host():
+        for k in range(200):
+            io = IORequest(False, 4096, k * 4096, submitted=env.now)
+            m.submit(io).callbacks.append(lambda _e, k=k: acked.append((env.now, k)))
+            yield env.timeout(1e-4)
+
+    env.process(host())
+    env.run(until=0.5)
+    owed = [k for t, k in acked if t == 0.05]
+    assert len(owed) > 50 and owed == sorted(owed)
+
+
+@pytest.mark.parametrize("lost", [0, 1])
+def test_protocol_b_site_loss_acknowledges_each_waiting_write_once(lost):
+    """A site is lost while protocol B writes wait for the peer's receipt: each is acknowledged once (the
+    receipts still crossing the link find nothing left to acknowledge; before, the host's event fired
+    twice and the run crashed)."""
+    m = _async(bandwidth=125e6, rtt=4e-3, protocol="B", failures=[SiteLoss(0.5, lost)], detection_time=0.1)
+    res = simulate(m, [_writes(m, 2000)], duration=1.0, seed=1, progress=False)
+    assert m.failures()["event"].to_list()[0] == "site loss"
+    assert m.writes_acked == res.summary()["count"][0] > 500
+
+
 def test_same_seed_same_run():
     def run(seed):
         m = _async(
@@ -252,7 +458,11 @@ def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="exactly 2 sites"):
         SyncMirror("m", sites[:1], WanLink("w", 1e6, 0.001))
     with pytest.raises(ValueError, match="protocol"):
-        AsyncReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6, protocol="C")
+        LogReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6, protocol="C")
+    with pytest.raises(ValueError, match="cycle > 0"):
+        DeltaSetReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6, cycle=0.0)
+    with pytest.raises(TypeError, match=r"LogReplica.*DeltaSetReplica"):
+        AsyncReplica("a", sites, WanLink("w", 1e6, 0.001), buffer_bytes=1e6)
     with pytest.raises(ValueError, match="names no site"):
         SyncMirror("m", sites, WanLink("w", 1e6, 0.001), failures=[SiteLoss(1.0, 2)])
     with pytest.raises(ValueError, match="rtt"):
@@ -261,6 +471,146 @@ def test_bad_settings_are_refused():
     src = _writes(m.at(1), 100, name="b")
     with pytest.raises(ValueError, match="active site"):
         simulate(m, [src], duration=0.1, seed=1, progress=False)
+
+
+# -- no acknowledged write lost: properties over generated writes and failures --------------------------
+
+
+def _run_writes(m: SyncMirror | AsyncReplica, ledger: _Ledger, writes, until: float) -> None:
+    """Drive ``m`` with ``writes``, each (gap s, site, first region, regions), from hosts the oracle
+    sees, and run to ``until`` seconds."""
+    env = _bind(m)
+    hosts = [_Hosts(m, ledger, 0), _Hosts(m, ledger, 1)]
+
+    def issue():
+        for gap, site, first, count in writes:
+            yield env.timeout(gap)
+            hosts[site].submit(IORequest(False, count * REGION, first * REGION, submitted=env.now))
+
+    env.process(issue())
+    env.run(until=until)
+
+
+#: 5 to 40 writes of 1-4 regions in a 24-region volume, 0-2 ms apart: overwrites, simultaneous writes.
+_WRITES = st.lists(
+    st.tuples(st.floats(0.0, 2e-3), st.integers(0, 1), st.integers(0, 23), st.integers(1, 4)),
+    min_size=5,
+    max_size=40,
+)
+#: An outage of the link, shorter or longer than the 20 ms detection.
+_OUTAGE = st.tuples(st.floats(0.0, 0.08), st.floats(0.0, 0.2)).map(
+    lambda t: (LinkLoss(t[0]), LinkRestore(t[0] + t[1]))
+)
+#: An outage, a site lost, or no failure.
+_SYNC_FAILURES = st.one_of(
+    _OUTAGE, st.tuples(st.floats(0.0, 0.08), st.integers(0, 1)).map(lambda t: (SiteLoss(*t),)), st.just(())
+)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(writes=_WRITES, failures=_SYNC_FAILURES, witness=st.booleans())
+def test_property_sync_mirror_loses_no_acknowledged_write(writes, failures, witness):
+    """Synchronous mirror, any writes from both sites, any outage or site loss: a write is acknowledged
+    only when both arrays have it (the writing site's alone while it continues isolated); after an
+    outage and the resync every write is acknowledged and in both arrays; after a site loss every write
+    acknowledged is in the survivor's array."""
+    ledger = _Ledger()
+    m = _sync(service=Exponential(ARRAY_S), servers=2, bandwidth=50e6, ledger=ledger, failures=list(failures),
+              witness=witness, detection_time=0.02)  # fmt: skip
+    _run_writes(m, ledger, writes, until=2.0)
+    _acknowledged_only_where_held(ledger, _sync_needs)
+    lost = [f.site for f in failures if isinstance(f, SiteLoss)]
+    if lost:
+        _no_acknowledged_write_lost(m, ledger, sites=(1 - lost[0],), some=False)
+    else:
+        assert m.mode == "replicating"
+        assert len(ledger.acks) == len(writes), f"{len(writes) - len(ledger.acks)} writes never acknowledged"
+        _no_acknowledged_write_lost(m, ledger)
+
+
+#: An outage longer than the 20 ms detection: the active site is isolated before the link returns.
+_LONG_OUTAGE = st.tuples(st.floats(0.0, 0.08), st.floats(0.03, 0.2)).map(
+    lambda t: (LinkLoss(t[0]), LinkRestore(t[0] + t[1]))
+)
+_ASYNC_KINDS = {
+    "log, protocol A": {"protocol": "A"},
+    "log, protocol B": {"protocol": "B"},
+    "delta sets": {"cycle": 0.05},
+}
+
+
+def _async_under_test(kind: str, ledger: _Ledger, **kw) -> AsyncReplica:
+    return _async(
+        bandwidth=10e6, rtt=4e-3, ledger=ledger, window=4, detection_time=0.02, **_ASYNC_KINDS[kind], **kw
+    )
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(
+    writes=_WRITES,
+    kind=st.sampled_from(list(_ASYNC_KINDS)),
+    failures=st.one_of(_LONG_OUTAGE, st.just(())),
+    buffer_bytes=st.sampled_from([8 * REGION, 1e9]),
+)
+def test_property_async_replicas_lose_no_acknowledged_write_once_drained(
+    writes, kind, failures, buffer_bytes
+):
+    """Asynchronous replicas (a log with protocol A or B, delta sets), any writes at the active site,
+    throttled by a small buffer or not, with or without an outage: a write is acknowledged only once the
+    active site's array has it; once the writes stop, the link is back and the buffer has drained, every
+    write is acknowledged and in both arrays. With an outage, the writes due from 1 ms before the link
+    returns come 0.5 s later, after the resync: a write taken alone whose acknowledgement comes after
+    the volume is replicating again is never copied (a known fault: the xfail tests below)."""
+    ledger = _Ledger()
+    m = _async_under_test(kind, ledger, buffer_bytes=buffer_bytes, failures=list(failures))
+    schedule = [(gap, 0, first, count) for gap, _site, first, count in writes]
+    if failures:
+        t, back = 0.0, failures[1].at
+        for i, (gap, site, first, count) in enumerate(schedule):
+            t += gap
+            if t >= back - 1e-3:  # this write and the next ones: after the resync
+                schedule[i] = (gap + back + 0.5 - t, site, first, count)
+                break
+    _run_writes(m, ledger, schedule, until=2.0)
+    _acknowledged_only_where_held(ledger, lambda site, _mode: (site,))
+    assert m.mode == "replicating"
+    assert len(ledger.acks) == len(writes), f"{len(writes) - len(ledger.acks)} writes never acknowledged"
+    _no_acknowledged_write_lost(m, ledger)
+
+
+@pytest.mark.xfail(strict=True, reason="known fault: a write taken alone while the link was down is "
+                   "acknowledged after the link came back before detection; it stays dirty, never copied")  # fmt: skip
+@pytest.mark.parametrize("kind", list(_ASYNC_KINDS))
+def test_async_write_taken_alone_during_a_short_outage_reaches_the_other_site(kind):
+    """The link drops at 0 for 43 us (shorter than the detection): a write issued at 0 is written locally
+    only, as the link is down, and acknowledged 0.5 ms later, when the volume is replicating again."""
+    ledger = _Ledger()
+    m = _async_under_test(kind, ledger, buffer_bytes=1e9, failures=[LinkLoss(0.0), LinkRestore(4.3e-5)])
+    _run_writes(m, ledger, [(0.0, 0, 0, 1)], until=2.0)
+    _no_acknowledged_write_lost(m, ledger)
+
+
+@pytest.mark.xfail(strict=True, reason="known fault: a write taken alone during the resync and acknowledged "
+                   "after it ended stays dirty, never copied")  # fmt: skip
+@pytest.mark.parametrize("kind", list(_ASYNC_KINDS))
+def test_async_write_taken_alone_as_the_resync_ends_reaches_the_other_site(kind):
+    """Link lost at 5 ms, back at 50 ms; the resync of the writes taken alone meanwhile ends about 3 ms
+    later; a write issued 0.2 ms before that is acknowledged after it."""
+    ledger = _Ledger()
+    m = _async_under_test(kind, ledger, buffer_bytes=1e9, failures=[LinkLoss(0.005), LinkRestore(0.05)])
+    _run_writes(m, ledger, [(0.0, 0, 0, 1), (0.001, 0, 1, 1), (0.03, 0, 2, 1)], until=2.0)
+    log = m.failures()
+    ends = log.filter(log["event"] == "resynchronised")["time_s"][0]
+    ledger = _Ledger()
+    m = _async_under_test(kind, ledger, buffer_bytes=1e9, failures=[LinkLoss(0.005), LinkRestore(0.05)])
+    _run_writes(
+        m,
+        ledger,
+        [(0.0, 0, 0, 1), (0.001, 0, 1, 1), (0.03, 0, 2, 1), (ends - 2e-4 - 0.031, 0, 3, 1)],
+        until=2.0,
+    )
+    assert m.failures()["event"].to_list() == ["link loss", "isolated", "link restore", "resynchronised"]
+    _no_acknowledged_write_lost(m, ledger)
 
 
 # -- VPLEX presets, and a pair of any preset -----------------------------------------------------------
@@ -288,7 +638,10 @@ def test_vplex_passes_a_read_hit_once_a_miss_or_write_twice():
     assert out["readhit-latency-range-low [4 KiB]"] == pytest.approx(0.085, abs=0.002)
     assert out["readmiss-adder-local-overview-range-low [Local 4 KiB]"] == pytest.approx(2 * t, abs=0.003)
     assert out["write-adder-local-range-low [4 KiB]"] == pytest.approx(2 * t, abs=0.003)
-    m0, m1 = out["write-adder-metro-range-low [RTT 0 ms, 4 KiB]"], out["write-adder-metro-range-low [RTT 1 ms, 4 KiB]"]
+    m0, m1 = (
+        out["write-adder-metro-range-low [RTT 0 ms, 4 KiB]"],
+        out["write-adder-metro-range-low [RTT 1 ms, 4 KiB]"],
+    )
     assert m0 == pytest.approx(m1, abs=0.002) and 2 * t < m0 < 4 * t
 
 
@@ -305,19 +658,19 @@ def test_vplex_geo_write_is_acknowledged_in_cache_and_replicates_in_deltas():
 
 
 def test_metro_puts_any_preset_on_two_sites():
-    from storagelab.replication import metro
+    from storagelab.architectures.two_sites import metro
     from storagelab.studies.ds5020.preset import ds5020
-    from storagelab.workloads import applications as apps
+    from storagelab.studies.ds5020.workloads import orion_small
 
     topo = metro(lambda: ds5020(), wan_rtt="3 ms", wan_bandwidth="1 GB/s")
     assert {"oracle-1", "oracle-1 @ B"} <= set(topo.volumes)
     table = topo.param_table()
     assert table.filter(table["parameter"] == "wan_rtt")["origin"][0] == "user"
     assert "drive" in set(table["parameter"])
-    res = topo.run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    res = topo.run(orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
     mirror = topo.parts["oracle-1"]
     assert mirror.writes_acked > 100 and mirror.missing_at(1) == {}
-    single = ds5020().run(apps.orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
+    single = ds5020().run(orion_small(volume="oracle-1", outstanding=4), duration=1.5, warmup=0.5, seed=1)
     assert res.summary()["mean_ms"][0] > single.summary()["mean_ms"][0]  # writes wait for the far site
     with pytest.raises(ValueError, match="no parameter 'rtt'"):
         metro(lambda: ds5020(), rtt="3 ms")

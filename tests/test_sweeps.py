@@ -36,12 +36,24 @@ def _spec(path: Path, name: str, points: int, duration: float) -> Path:
         ({"name": "x", "grid": {"rho": [0.5]}}, ["exactly one of 'scenario'", "'notebook'"]),
         ({"name": "x", "scenario": MMC, "notebook": "10-calibration"}, ["exactly one of"]),
         ({"name": "x y", "scenario": MMC}, ["key 'name'", "pattern"]),
-        ({"name": "x", "scenario": MMC, "grid": {"rho": [0.5]}, "points": [{"rho": 0.5}]}, ["either 'grid' or 'points'"]),
+        (
+            {"name": "x", "scenario": MMC, "grid": {"rho": [0.5]}, "points": [{"rho": 0.5}]},
+            ["either 'grid' or 'points'"],
+        ),
         ({"name": "x", "scenario": MMC, "grdi": {}}, ["key 'grdi'", "allowed keys"]),
         ({"name": "x", "scenario": "no.such.module:f"}, ["cannot be imported"]),
-        ({"name": "x", "scenario": MMC, "grid": {"rho": [0.5, 1.5]}}, ["1 of 2 points are invalid", "point 1", "rho must be in (0, 1)"]),
-        ({"name": "x", "scenario": MMC, "points": [{"rhoo": 0.5}]}, ["point 0", "unexpected keyword argument 'rhoo'"]),
-        ({"name": "x", "notebook": "11-vsan-scaling", "points": [{"overrides": {"hosts": 0}}]}, ["point 0", "'hosts'"]),
+        (
+            {"name": "x", "scenario": MMC, "grid": {"rho": [0.5, 1.5]}},
+            ["1 of 2 points are invalid", "point 1", "rho must be in (0, 1)"],
+        ),
+        (
+            {"name": "x", "scenario": MMC, "points": [{"rhoo": 0.5}]},
+            ["point 0", "unexpected keyword argument 'rhoo'"],
+        ),
+        (
+            {"name": "x", "notebook": "11-vsan-scaling", "points": [{"overrides": {"hosts": 0}}]},
+            ["point 0", "'hosts'"],
+        ),
     ],
 )
 def test_a_bad_spec_or_point_is_refused_before_anything_runs(spec, words):

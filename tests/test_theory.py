@@ -231,8 +231,8 @@ def test_mva_respects_asymptotic_and_balanced_job_bounds():
 
 
 def test_mva_matches_the_curves_module_for_one_queue_plus_delay():
-    # storagelab.curves.closed_system.mva_throughput is an independent scalar implementation.
-    from storagelab.curves import mva_throughput
+    # storagelab.published.curves.closed_system.mva_throughput is an independent scalar implementation.
+    from storagelab.published.curves import mva_throughput
 
     d, z, n = 0.002, 0.0005, 40
     res = theory.mva_closed(n, [d], delay=z)

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from storagelab import units
+from storagelab.published import units
 
 
 def test_time_units_convert_to_seconds():

@@ -12,7 +12,7 @@ import pytest
 from storagelab.components.extent import Extent
 from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, OpenSource, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 GB = 10**9
 
@@ -170,7 +170,7 @@ def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches_and_
     the drives take the write log's destage, one IO per VM write that reached the host, within the
     run (the log is at its level: it destages at the rate it is written)."""
     from storagelab.studies.vsan import claims
-    from storagelab.workloads.applications import vsan_iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer
 
     for conf, low, high in (("hybrid Xeon E5 v2", 0.55, 0.70), ("hybrid Xeon E5 v3", 0.68, 0.80)):
         hit = claims.protocol_hit_ratio(conf, 64)

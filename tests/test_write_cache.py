@@ -9,13 +9,13 @@ import pytest
 from backends import Recorder, stats_of
 from simpy.events import Event
 
-from storagelab import raid
+from storagelab.components import raid
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, OpenSource, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.io import IORequest
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.workloads import AccessSpec
 
 KiB, MiB = 1024, 1024**2
@@ -132,7 +132,9 @@ def test_destage_concurrency_grows_with_the_dirty_share_up_to_the_drive_queue_bo
     back = Recorder("disk", service=50e-3)
     p = pool(capacity=100 * 16 * KiB, start_flush=0.5, stop_flush=0.5)
     cache = WriteBackCache("wb", back, p, volume_bytes=1024 * MiB, destage_unit=16 * KiB, max_destage=11)
-    simulate(cache, [OpenSource("w", cache, FixedSampler(read_pct=0), rate=1.0)], duration=0.01, progress=False)
+    simulate(
+        cache, [OpenSource("w", cache, FixedSampler(read_pct=0), rate=1.0)], duration=0.01, progress=False
+    )
     cache._flushing_mode = True
     for dirty, depth in ((49, 1), (50, 1), (75, 6), (99, 10), (100, 11)):
         cache.dirty_blocks = dirty
@@ -158,7 +160,9 @@ def test_warm_start_fills_a_writing_volume_and_leaves_a_reading_one_clean():
         cache = WriteBackCache(
             "wb", Recorder("disk", 2e-3), p, volume_bytes=1024 * MiB, destage_unit=16 * KiB, max_destage=2
         )
-        src = OpenSource("w", cache, FixedSampler(size=16 * KiB, read_pct=read_pct, span=1024 * MiB), rate=50.0)
+        src = OpenSource(
+            "w", cache, FixedSampler(size=16 * KiB, read_pct=read_pct, span=1024 * MiB), rate=50.0
+        )
         return stats_of(simulate(cache, [src], duration=1.0, seed=7, progress=False), "wb")
 
     w, r = run(0.0), run(100.0)
@@ -180,4 +184,3 @@ def test_bad_settings_are_refused_with_the_setting_named():
         WriteBackCache("v", Recorder("d"), pool(), volume_bytes=1 * MiB, destage_unit=16 * KiB, max_destage=0)
     with pytest.raises(ValueError, match="queue_depth"):
         destage_depth(4, 0, 2)
-

@@ -10,7 +10,7 @@ from backends import Recorder, stats_of
 
 from storagelab.components.write_log import WriteLog, sweep_density
 from storagelab.kernel import Deterministic, FixedSampler, OpenSource, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 KiB, GB = 1024, 10**9
 
@@ -105,7 +105,7 @@ def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
     per VM write; with the elevator the preset used before, which ignores rotation, the drives absorb
     the destage far more slowly, so the cluster runs fewer IOPS at the same host time."""
     from storagelab.studies.vsan import claims
-    from storagelab.workloads.applications import vsan_iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer
 
     conf = "hybrid Xeon E5 v2"
     topo = claims.preset.vsan(conf, **claims.protocol_overrides(conf, 64))
@@ -156,11 +156,11 @@ def test_the_hybrids_iops_at_64_vms_count_as_fitted_because_their_hit_ratio_is_c
     """At 64 VMs the protocol's hit ratio is read_hit_ratio(published IOPS / 64): the published IOPS are an
     input there, so the calibration counts those two points as fitted; at 4 VMs (no published rate) the
     hit ratio is the model's own fixed point and nothing is fitted on the study's hybrid points."""
-    from storagelab import calibration
+    from storagelab import studies
     from storagelab.calibration.claims import published_value
     from storagelab.studies.vsan import claims
 
-    fitted = calibration.fitted_points("vsan")
+    fitted = studies.fitted_points("vsan")
     for tag, conf in (("hyb-v2", "hybrid Xeon E5 v2"), ("hyb-v3", "hybrid Xeon E5 v3")):
         row = f"vsan-{tag}-iops-vm64"
         assert claims.protocol_hit_ratio(conf, 64) == claims.read_hit_ratio(published_value(row) / 64)

@@ -1,38 +1,38 @@
 """storagelab: storage architectures under virtualized mixed workloads, simulated and checked against
 published results.
 
-Published wing: :mod:`storagelab.datasets` (the five studies' numbers with provenance),
-:mod:`storagelab.curves` (fits with confidence intervals and residuals), :mod:`storagelab.units`.
+The package is built in rooms; each imports only the rooms below it (``lint-imports`` checks it):
 
-Simulated wing: :mod:`storagelab.kernel` (IOs, stations, disciplines, links, fork/join, sources, metrics),
-:mod:`storagelab.devices`, :mod:`storagelab.raid`, :mod:`storagelab.components`,
-:mod:`storagelab.workloads` (access specs and the studies' applications), :mod:`storagelab.provenance`
-(parameters and their origins), :mod:`storagelab.studies` (one home per study: its preset, workloads,
-claims and notebook helpers), :mod:`storagelab.architectures` (every preset by name, with overrides),
-:func:`storagelab.simulate`, and :mod:`storagelab.theory` / :mod:`storagelab.validation` for checking the
-kernel.
-
-Where the two meet: :mod:`storagelab.calibration` (each preset against the published claims it reproduces:
-fitted, predicted or derived, informative or insensitive).
-
-Pipeline: :mod:`storagelab.charts` (Altair charts and notebook display) and :mod:`storagelab.pipeline`.
+- bottom: :mod:`~storagelab.published` (the studies' numbers with provenance, units, fitted curves; knows
+  nothing of simulation), :mod:`~storagelab.kernel` (IOs, stations, disciplines, links, fork/join, sources,
+  metrics, :func:`simulate`), :mod:`~storagelab.theory` (closed forms), :mod:`~storagelab.input_files`;
+- :mod:`~storagelab.provenance` (a parameter with its origin), :mod:`~storagelab.devices` and
+  :mod:`~storagelab.workloads`, :mod:`~storagelab.components` and :mod:`~storagelab.qos`;
+- :mod:`~storagelab.charts`, :mod:`~storagelab.calibration` (the engine: claims and their scoring),
+  :mod:`~storagelab.architectures` (topology, parameter sets, host-cache and two-site transforms),
+  :mod:`~storagelab.analysis` (headroom, four corners, workload mixes, comparison, QoS promises);
+- :mod:`~storagelab.studies` (one home per source study, the registry of presets, their calibration),
+  :mod:`~storagelab.pipeline` (params, notebooks, report, sweeps), :mod:`~storagelab.verify` (validation,
+  benchmark), :mod:`~storagelab.cli`.
 """
 
 import importlib
 from importlib.metadata import PackageNotFoundError, version
 
-from storagelab import datasets, devices, kernel, raid, theory, units, workloads
-from storagelab.simulation import simulate
+from storagelab import devices, kernel, theory, workloads
+from storagelab.kernel.simulation import simulate
+from storagelab.published import datasets, units
 
 #: Submodules loaded on first use: they pull in Altair, whose import takes seconds, and a simulation or a
 #: calibration worker needs neither.
-_LAZY = ("charts", "curves")
+_LAZY = {"charts": "storagelab.charts", "curves": "storagelab.published.curves"}
 
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        return importlib.import_module(f"storagelab.{name}")
+        return importlib.import_module(_LAZY[name])
     raise AttributeError(f"module 'storagelab' has no attribute {name!r}")
+
 
 try:
     __version__ = version("storagelab")
@@ -40,6 +40,6 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0+unknown"
 
 __all__ = [
-    "__version__", "charts", "curves", "datasets", "devices", "kernel", "raid", "simulate", "theory", "units",
+    "__version__", "charts", "curves", "datasets", "devices", "kernel", "simulate", "theory", "units",
     "workloads",
 ]  # fmt: skip

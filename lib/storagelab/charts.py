@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 import vl_convert as vlc
 
-from storagelab.curves import CurveFit
+from storagelab.published.curves import CurveFit
 
 #: Digits kept in chart data, so that last-bit floating-point noise never changes a stored output.
 SIGNIFICANT_DIGITS = 6
@@ -283,7 +283,9 @@ def calibration(table: pl.DataFrame, *, title: str, name: str) -> alt.LayerChart
         ci_high_pct=100 * pl.col("ci_high") / pl.col("published"),
         tolerance_pct=100 * pl.col("tolerance") / pl.col("published").abs(),
         within=pl.when(pl.col("pass")).then(pl.lit("within tolerance")).otherwise(pl.lit("outside")),
-        evidence=pl.when(pl.col("sensitive").fill_null(True)).then(pl.lit("informative")).otherwise(pl.lit("insensitive")),
+        evidence=pl.when(pl.col("sensitive").fill_null(True))
+        .then(pl.lit("informative"))
+        .otherwise(pl.lit("insensitive")),
     )
     data = chart_data(
         df.select("claim", "point", "role", "evidence", "within", "published", "simulated", "unit", "simulated_pct",

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from papermill.exceptions import PapermillExecutionError
 
-from storagelab.datasets import DatasetError
 from storagelab.pipeline.layout import ProjectLayout
 from storagelab.pipeline.params import ParamsError, load_params
+from storagelab.published.datasets import DatasetError
 
 app = typer.Typer(
     help="storagelab: storage architectures under virtualized mixed workloads, simulated and checked "
@@ -107,14 +107,19 @@ def refresh(
 
 @app.command()
 def sweep(
-    spec: Annotated[Path, typer.Argument(help="sweep spec (YAML): name, scenario or notebook, grid or points, seeds")],
+    spec: Annotated[
+        Path, typer.Argument(help="sweep spec (YAML): name, scenario or notebook, grid or points, seeds")
+    ],
     scheduler: Annotated[
-        str | None, typer.Option(help="address of an existing Dask scheduler (default: an embedded LocalCluster)")
+        str | None,
+        typer.Option(help="address of an existing Dask scheduler (default: an embedded LocalCluster)"),
     ] = None,
-    workers: Annotated[int | None, typer.Option(help="LocalCluster worker processes (default: the cores)")] = None,
-    results: Annotated[Path, typer.Option(help="results folder; the sweep's runs go to RESULTS/<name>/")] = Path(
-        "results"
-    ),
+    workers: Annotated[
+        int | None, typer.Option(help="LocalCluster worker processes (default: the cores)")
+    ] = None,
+    results: Annotated[
+        Path, typer.Option(help="results folder; the sweep's runs go to RESULTS/<name>/")
+    ] = Path("results"),
 ) -> None:
     """Run a sweep on Dask into a resumable Parquet store: runs already stored are skipped."""
     from storagelab.pipeline.sweeps import SweepError, load_spec, plan
@@ -191,8 +196,8 @@ def bench(
     and on a Virtual SAN calibration scenario; with --sweep, the speed-up of a sweep on two workers
     over one; with --against REV, this checkout's storagelab rows beside the same rows at REV."""
 
-    from storagelab.benchmark import against_revision, sweep_efficiency
-    from storagelab.benchmark import bench as run_bench
+    from storagelab.verify.benchmark import against_revision, sweep_efficiency
+    from storagelab.verify.benchmark import bench as run_bench
 
     if against is not None:
         try:
@@ -200,7 +205,9 @@ def bench(
         except ValueError as e:
             raise typer.BadParameter(str(e), param_hint="--against") from None
     elif sweep:
-        table = sweep_efficiency(repeats=repeats or (1 if quick else 2), duration_s=25.0 if quick else 100.0, seed=seed)
+        table = sweep_efficiency(
+            repeats=repeats or (1 if quick else 2), duration_s=25.0 if quick else 100.0, seed=seed
+        )
     else:
         table = run_bench(quick=quick, seed=seed, repeats=repeats)
     _echo_tables(table, str_lengths=70)
@@ -228,28 +235,36 @@ def calibrate(
     ] = None,
     perturbed_replications: Annotated[
         int | None,
-        typer.Option(help="runs per scenario with capacity x0.5 and x2, the sensitivity check (default 2, "
-                     "or 1 with --quick)"),
+        typer.Option(
+            help="runs per scenario with capacity x0.5 and x2, the sensitivity check (default 2, "
+            "or 1 with --quick)"
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="first seed")] = 1,
     workers: Annotated[
         int | None,
-        typer.Option(help="processes running replications in parallel (default: one per core; 1: in this process)"),
+        typer.Option(
+            help="processes running replications in parallel (default: one per core; 1: in this process)"
+        ),
     ] = None,
 ) -> None:
     """Run the calibration scenarios and compare with the published claims: informative predicted
     claims within tolerance per study, with fitted, insensitive and derived claims set apart."""
 
-    from storagelab import calibration
+    from storagelab import studies
 
     # every check on the input before the first simulation: a long run must not fail at the end
-    if study is not None and study not in calibration.study_ids():
-        _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(calibration.study_ids())}"))
+    if study is not None and study not in studies.study_ids():
+        _fail(ValueError(f"unknown study {study!r}; calibrated studies: {', '.join(studies.study_ids())}"))
     if replications is not None and replications < 2:
         _fail(ValueError(f"--replications must be >= 2 (for a confidence interval), got {replications}"))
     most = replications or (3 if quick else 5)
     if perturbed_replications is not None and not 1 <= perturbed_replications <= most:
-        _fail(ValueError(f"--perturbed-replications must be from 1 to --replications, got {perturbed_replications}"))
+        _fail(
+            ValueError(
+                f"--perturbed-replications must be from 1 to --replications, got {perturbed_replications}"
+            )
+        )
     if workers is not None and workers < 1:
         _fail(ValueError(f"--workers must be >= 1, got {workers}"))
     if out is not None and not out.parent.is_dir():
@@ -263,7 +278,7 @@ def calibrate(
 
     # not wrapped in ``except ValueError``: the arguments are checked above, so a ValueError from here on
     # is a fault in a model and keeps its traceback
-    result = calibration.calibrate(
+    result = studies.calibrate(
         study,
         quick=quick,
         replications=replications,

@@ -1,5 +1,6 @@
 """Provenance of model parameters: a :class:`Param` is a number (or a device preset's name) with its unit,
-where it comes from, and what it may be; a :class:`ParamSet` is the parameters a preset is built from.
+where it comes from, and what it may be. The set of parameters a preset is built from (overrides,
+reads, capacity scaling, device presets) is :class:`storagelab.architectures.parameters.ParamSet`.
 
 Origins (:data:`ORIGINS`):
 
@@ -12,22 +13,19 @@ Origins (:data:`ORIGINS`):
   recalled from memory rather than read in a document or datasheet is an assumption);
 - ``user`` — an override given when the preset was built.
 
-A :class:`ParamSet` records which parameters the preset read while it built its components, so a
-preset that declares a number its model never uses is refused (:meth:`ParamSet.check_all_read`), and it
-applies overrides (validated against each parameter's unit and range) and the capacity scaling of the
-calibration's sensitivity check (:func:`capacity_scale`).
+:func:`capacity_scale` sets the factor by which presets built inside it scale their capacity-setting
+parameters (the calibration's sensitivity check).
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from storagelab.units import UNITS, to_si
+from storagelab.published.units import UNITS, to_si
 
 ORIGINS = ("document", "device-physics", "datasheet", "fit", "assumption", "user")
 
@@ -41,7 +39,7 @@ CAPACITY_KINDS = ("rate", "time", "device")
 
 @dataclass(frozen=True)
 class Param:
-    """One model parameter: ``value`` in ``unit`` (a :data:`storagelab.units.UNITS` symbol, or
+    """One model parameter: ``value`` in ``unit`` (a :data:`storagelab.published.units.UNITS` symbol, or
     :data:`PRESET_UNIT` for a device preset's name), its ``origin`` (one of :data:`ORIGINS`) and its
     ``source`` (the document, datasheet, fit or reasoning it comes from).
 
@@ -66,7 +64,11 @@ class Param:
         if self.unit == PRESET_UNIT:
             if not isinstance(self.value, str) or not self.value:
                 raise ValueError(f"a {PRESET_UNIT!r} Param names a device preset, got {self.value!r}")
-        elif isinstance(self.value, bool) or not isinstance(self.value, int | float) or not math.isfinite(self.value):
+        elif (
+            isinstance(self.value, bool)
+            or not isinstance(self.value, int | float)
+            or not math.isfinite(self.value)
+        ):
             raise ValueError(f"Param value must be a finite number, got {self.value!r}")
         if self.unit != PRESET_UNIT and self.unit not in UNITS:
             raise ValueError(f"Param unit {self.unit!r} is not a known unit; known: {', '.join(UNITS)}")
@@ -75,7 +77,9 @@ class Param:
         if not isinstance(self.source, str) or not self.source.strip():
             raise ValueError("Param source must say where the value comes from (a non-empty string)")
         if self.origin == "fit" and not self.fitted_on:
-            raise ValueError(f"a fitted Param must name the published points it was fitted on ({self.source!r})")
+            raise ValueError(
+                f"a fitted Param must name the published points it was fitted on ({self.source!r})"
+            )
         if self.fitted_on and self.origin != "fit":
             raise ValueError(f"fitted_on is for fitted parameters; this one's origin is {self.origin!r}")
         if self.capacity and self.capacity not in CAPACITY_KINDS:
@@ -93,9 +97,7 @@ class Param:
         if self.choices:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.unit == PRESET_UNIT:
-            from storagelab import devices
-
-            return "a device preset: " + ", ".join(repr(n) for n in devices.preset_names())
+            return "a device preset's name"
         low, high = self._range()
         whole = "a whole number " if self.unit == "count" else "a number "
         lo = f">= {low:g}" if self.low is not None or self.unit in ("count", "ratio", "%") else f"> {low:g}"
@@ -103,7 +105,9 @@ class Param:
         return f"{whole}{lo}{hi} {self.unit}"
 
     def _range(self) -> tuple[float, float]:
-        default = {"count": (1.0, math.inf), "ratio": (0.0, 1.0), "%": (0.0, 100.0)}.get(self.unit, (0.0, math.inf))
+        default = {"count": (1.0, math.inf), "ratio": (0.0, 1.0), "%": (0.0, 100.0)}.get(
+            self.unit, (0.0, math.inf)
+        )
         return (
             default[0] if self.low is None else self.low,
             default[1] if self.high is None else self.high,
@@ -114,9 +118,7 @@ class Param:
         if self.choices:
             return value in self.choices
         if self.unit == PRESET_UNIT:
-            from storagelab import devices
-
-            return isinstance(value, str) and value in devices.preset_names()
+            return isinstance(value, str) and bool(value)
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             return False
         low, high = self._range()
@@ -124,41 +126,6 @@ class Param:
             return False
         strict = self.low is None and self.unit not in ("count", "ratio", "%")
         return (value > low if strict else value >= low) and value <= high
-
-
-_QUANTITY_TEXT = re.compile(r"^\s*([-+0-9.eE]+)\s*([A-Za-z%/_]+)\s*$")
-
-
-def _override_value(preset: str, name: str, p: Param, value: object) -> float | str:
-    """``value`` in ``p``'s unit: a number (already in that unit), ``"8 GB/s"``-style text, a
-    ``(number, unit)`` pair or a :class:`Param`; raises naming the preset, parameter and what is allowed."""
-    where = f"preset {preset!r}, parameter {name!r}"
-    if isinstance(value, Param):
-        value = (value.value, value.unit)
-    if p.unit == PRESET_UNIT or (p.choices and all(isinstance(c, str) for c in p.choices)):
-        out: float | str = value  # type: ignore[assignment]
-    else:
-        if isinstance(value, str):
-            m = _QUANTITY_TEXT.match(value)
-            if not m:
-                raise ValueError(f"{where}: cannot read {value!r} as a quantity; give {p.allowed()}")
-            value = (float(m.group(1)), m.group(2))
-        if isinstance(value, tuple):
-            number, unit = value
-            if unit not in UNITS:
-                raise ValueError(f"{where}: unknown unit {unit!r}; give {p.allowed()}")
-            if UNITS[unit].quantity != UNITS[p.unit].quantity:
-                raise ValueError(
-                    f"{where}: {number} {unit} is a {UNITS[unit].quantity}, but {name} is a "
-                    f"{UNITS[p.unit].quantity} (unit {p.unit!r}); give {p.allowed()}"
-                )
-            value = float(number) * UNITS[unit].factor / UNITS[p.unit].factor
-        out = value  # type: ignore[assignment]
-        if isinstance(out, float) and p.unit == "count" and out.is_integer():
-            out = int(out)
-    if not p.accepts(out):
-        raise ValueError(f"{where}: {value!r} is not allowed; give {p.allowed()}")
-    return out
 
 
 _SCALE: ContextVar[float] = ContextVar("storagelab_capacity_scale", default=1.0)
@@ -182,87 +149,3 @@ def capacity_scale(factor: float) -> Iterator[None]:
         yield
     finally:
         _SCALE.reset(token)
-
-
-class ParamSet(Mapping[str, Param]):
-    """The parameters a preset named ``preset`` is built from, with ``overrides`` applied (each validated
-    and re-tagged ``user``). Reading a parameter (``p["name"]``) records it; :meth:`check_all_read` then
-    refuses a declared parameter the preset never read. Inside :func:`capacity_scale` the
-    capacity-setting parameters read are scaled."""
-
-    def __init__(
-        self, preset: str, params: Mapping[str, Param], overrides: Mapping[str, object] | None = None
-    ) -> None:
-        self.preset = preset
-        self._params = dict(params)
-        self._read: set[str] = set()
-        self.scale = _SCALE.get()
-        for name, p in self._params.items():
-            if not p.accepts(p.value):
-                raise ValueError(f"preset {preset!r}, parameter {name!r}: {p.value!r} is not allowed; give {p.allowed()}")
-        for name, value in (overrides or {}).items():
-            if name not in self._params:
-                raise ValueError(
-                    f"preset {preset!r} has no parameter {name!r}; its parameters: {', '.join(self._params)}"
-                )
-            p = self._params[name]
-            new = _override_value(preset, name, p, value)
-            was = f"{p.value} {p.unit}" if p.unit != PRESET_UNIT else repr(p.value)
-            self._params[name] = replace(
-                p, value=new, origin="user", source=f"set when the preset was built (was {was}, {p.origin})",
-                fitted_on=(),
-            )  # fmt: skip
-
-    def __getitem__(self, name: str) -> Param:
-        try:
-            p = self._params[name]
-        except KeyError:
-            raise KeyError(f"preset {self.preset!r} declares no parameter {name!r}") from None
-        self._read.add(name)
-        if self.scale != 1.0 and p.capacity in ("rate", "time"):
-            f = self.scale if p.capacity == "rate" else 1 / self.scale
-            value = p.value * f
-            if p.unit == "count":
-                value = max(1, round(value))
-            return replace(p, value=value, low=None, high=None, choices=())
-        return p
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._params)
-
-    def __len__(self) -> int:
-        return len(self._params)
-
-    def declared(self) -> dict[str, Param]:
-        """The parameters as declared (with overrides), without recording a read or scaling."""
-        return dict(self._params)
-
-    def device(self, name: str) -> object:
-        """A fresh device of the preset named by parameter ``name`` (a :data:`PRESET_UNIT` parameter),
-        its service times divided by the capacity scale when ``name`` is capacity-setting."""
-        from storagelab import devices
-
-        p = self[name]
-        if p.unit != PRESET_UNIT:
-            raise TypeError(f"preset {self.preset!r}: parameter {name!r} is not a device preset's name")
-        model = devices.preset(str(p.value))
-        if self.scale != 1.0 and p.capacity == "device":
-            return devices.ScaledDevice(model, 1 / self.scale)
-        return model
-
-    def unread(self) -> list[str]:
-        """Declared parameters the preset has not read."""
-        return [k for k in self._params if k not in self._read]
-
-    def check_all_read(self) -> None:
-        """Raise if the preset declared a parameter its model never read."""
-        unread = self.unread()
-        if unread:
-            raise ValueError(
-                f"preset {self.preset!r} declares parameters its model never reads: {', '.join(unread)}; "
-                "use them or remove them (a parameter table must show only what the model uses)"
-            )
-
-    def capacity_params(self) -> list[str]:
-        """The names of the capacity-setting parameters (scaled by :func:`capacity_scale`)."""
-        return [k for k, p in self._params.items() if p.capacity]

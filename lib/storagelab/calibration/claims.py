@@ -33,12 +33,11 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
 
-import numpy as np
 import polars as pl
-from scipy import stats
 
-from storagelab import datasets, units
+from storagelab.kernel.replications import interval
 from storagelab.provenance import capacity_scale
+from storagelab.published import datasets, units
 
 COMPARISONS = ("two-sided", "at-least", "at-most")
 #: Capacity scale factors of the sensitivity check.
@@ -84,7 +83,11 @@ class Point:
         if self.comparison not in COMPARISONS:
             raise ValueError(f"point {self.row_id!r}: comparison must be one of {COMPARISONS}")
         if self.range_with:
-            ends = {published_rows()[r]["qualifier"] for r in (self.row_id, self.range_with) if r in published_rows()}
+            ends = {
+                published_rows()[r]["qualifier"]
+                for r in (self.row_id, self.range_with)
+                if r in published_rows()
+            }
             if ends != {"range-low", "range-high"}:
                 raise ValueError(
                     f"point {self.row_id!r}: range_with {self.range_with!r} must name the other end of a range "
@@ -137,7 +140,9 @@ class Point:
         values = [
             _in_unit(r, self.unit)
             for r in published_rows().values()
-            if r["conflict_group"] == group and r["metric"] == self.metric and units.unit(r["unit"]).quantity == q
+            if r["conflict_group"] == group
+            and r["metric"] == self.metric
+            and units.unit(r["unit"]).quantity == q
         ]
         return min(values), max(values)
 
@@ -179,18 +184,6 @@ class Scenario:
     name: str
     points: tuple[Point, ...]
     run: Callable[[int, bool], dict[str, float]]
-
-
-def interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of independent replications (NaN interval for one)."""
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        return math.nan, math.nan, math.nan
-    m = float(x.mean())
-    if x.size < 2:
-        return m, math.nan, math.nan
-    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return m, m - half, m + half
 
 
 @dataclass(frozen=True)
@@ -268,7 +261,9 @@ def tabulate(
             note = "; ".join(
                 [x for x in (note, f"FAILED: {len(why)} of {len(main.values)} replications: {'; '.join(reasons)}") if x]
             )  # fmt: skip
-        half, double = (perturbed[f].passes(p) if f in perturbed else (None, math.nan) for f in SENSITIVITY_FACTORS)
+        half, double = (
+            perturbed[f].passes(p) if f in perturbed else (None, math.nan) for f in SENSITIVITY_FACTORS
+        )
         plo, phi = p.published_range
         role = "derived" if p.derived else "fitted" if p.row_id in fitted else "predicted"
         rows.append(

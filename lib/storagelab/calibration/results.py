@@ -42,7 +42,9 @@ class CalibrationResult:
         """The result of one study or several."""
         missing = [n for n in names if n not in self.studies]
         if missing or not names:
-            raise ValueError(f"no study {missing or list(names)!r} in this result; it has {', '.join(self.studies)}")
+            raise ValueError(
+                f"no study {missing or list(names)!r} in this result; it has {', '.join(self.studies)}"
+            )
         return CalibrationResult(self.table.filter(pl.col("study").is_in(list(names))))
 
     @property
@@ -130,7 +132,9 @@ class CalibrationResult:
 
     def summary(self) -> str:
         """The headline, the counts per study, and the claims set apart, as text."""
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=70, tbl_hide_dataframe_shape=True):
+        with pl.Config(
+            tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=70, tbl_hide_dataframe_shape=True
+        ):
             parts = [
                 "Calibration: " + self.headline(),
                 str(self.pass_rates()),
@@ -172,7 +176,9 @@ class CalibrationResult:
         """A result written by :meth:`to_csv` (or ``storagelab calibrate --out``)."""
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"no calibration table at {path}; write one with `storagelab calibrate --out`")
+            raise FileNotFoundError(
+                f"no calibration table at {path}; write one with `storagelab calibrate --out`"
+            )
         table = pl.read_csv(path, schema_overrides=SCHEMA)
         missing = [c for c in COLUMNS if c not in table.columns]
         if missing:

@@ -1,7 +1,7 @@
 """Caches in the IO path: a read cache in front of a back end, and a write-back buffer with destaging.
 
 Both work in fixed-size blocks of the address space and use a replacement policy from
-:mod:`storagelab.cache_policies` (LRU, S3-FIFO, ...), validated against libCacheSim.
+:mod:`storagelab.components.cache_policies` (LRU, S3-FIFO, ...), validated against libCacheSim.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from heapq import heappop, heappush
 
 from simpy.events import Event
 
-from storagelab import cache_policies
+from storagelab.components import cache_policies
 from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
@@ -317,13 +317,13 @@ class WriteBackBuffer(Component):
 
     def reset_stats(self) -> None:
         if getattr(self, "_done", None):  # destages that ended before now belong to the warm-up
-            self._retire(self.env._now)
+            self._retire(self.env.now)
         self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
 
     def submit(self, io: IORequest) -> Event:
         done = self._done
-        if done and done[0][0] <= self.env._now:
-            self._retire(self.env._now)
+        if done and done[0][0] <= self.env.now:
+            self._retire(self.env.now)
         if io.is_read:
             self.reads += 1
             dirty = self._dirty_blocks
@@ -371,7 +371,9 @@ class WriteBackBuffer(Component):
             self._queue.append(io)
             self._kick()
         extra = size - self._ack_block
-        return completion_in(self.env, self.write_latency + (extra * self._ack_per_byte if extra > 0 else 0.0), io)
+        return completion_in(
+            self.env, self.write_latency + (extra * self._ack_per_byte if extra > 0 else 0.0), io
+        )
 
     def _kick(self) -> None:
         if self._timed is not None:
@@ -381,7 +383,7 @@ class WriteBackBuffer(Component):
             self._destaging = True
         if not self._destaging and not self._waiting:
             return
-        now = self.env._now
+        now = self.env.now
         while self._queue and self._in_flight < self.destage_concurrency:
             if self.flush_rate is not None and self._next_flush > now:
                 if not self._flush_timer:
@@ -458,18 +460,18 @@ class WriteBackBuffer(Component):
             end = done[0][0]
             if self._wake_at is None or end < self._wake_at:
                 self._wake_at = end
-                completion_in(self.env, end - self.env._now, end).callbacks.append(self._wake)
+                completion_in(self.env, end - self.env.now, end).callbacks.append(self._wake)
 
     def _wake(self, ev: Event) -> None:
         if ev._value == self._wake_at:
             self._wake_at = None
-        self._retire(self.env._now)
+        self._retire(self.env.now)
         self._admit_waiting()
         self._kick_timed()
 
     def stats(self, elapsed: float) -> dict[str, float]:
         if self._done:
-            self._retire(self.env._now)
+            self._retire(self.env.now)
         return {
             "writes": float(self.writes),
             "destaged": float(self.destaged),

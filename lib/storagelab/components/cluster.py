@@ -120,7 +120,7 @@ class ReplicatedCluster(Component):
     def submit(self, io: IORequest) -> Event:
         if self.timed:
             env = self.env
-            return completion_in(env, self.submit_timed(io) - env._now, io)
+            return completion_in(env, self.submit_timed(io) - env.now, io)
         targets = self._targets(io)
         self.node_ios += len(targets)
         if io.is_read:

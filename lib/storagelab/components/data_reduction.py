@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from simpy.events import Event
 
-from storagelab import cache_policies
+from storagelab.components import cache_policies
 from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
@@ -85,7 +85,7 @@ class WriteCoalescer(Component):
 
     def _flush(self, nbytes: int) -> None:
         self._generation += 1
-        io = IORequest(False, nbytes, self._head, cls="coalesced", submitted=self.env._now)
+        io = IORequest(False, nbytes, self._head, cls="coalesced", submitted=self.env.now)
         self._head += nbytes
         self.segments_out += 1
         self.bytes_out += nbytes

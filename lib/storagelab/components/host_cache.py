@@ -32,6 +32,7 @@ from storagelab.components.cache import ReadCache
 from storagelab.kernel.component import Component
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.randomness import variates
 
 
 def partition(card_bytes: float, shares: Mapping[str, float]) -> dict[str, int]:
@@ -112,7 +113,7 @@ class HostFlashCache(ReadCache):
         self._timeline = _Timeline(self.interval)
 
     def _count(self, k: int) -> None:
-        self._timeline.count(self.env._now, k)
+        self._timeline.count(self.env.now, k)
 
     def _hit(self, io: IORequest) -> Event:
         self._count(0)
@@ -167,17 +168,10 @@ class WarmHostCache(Component):
 
     def on_bind(self) -> None:
         self._timeline = _Timeline(self.interval)
-        self._u = iter(())
-
-    def _uniform(self) -> float:
-        try:
-            return next(self._u)
-        except StopIteration:
-            self._u = iter(self.rng.random(4096).tolist())
-            return next(self._u)
+        self._uniform = variates(self.rng, lambda g, n: g.random(n)).__next__  # U(0, 1), per read
 
     def submit(self, io: IORequest) -> Event:
-        now = self.env._now
+        now = self.env.now
         if not io.is_read:
             return join_all(self.env, [self.backend.submit(io), self.card.submit(io.child())], io)
         if self.hit_ratio >= 1.0 or (self.hit_ratio > 0.0 and self._uniform() < self.hit_ratio):
@@ -189,7 +183,7 @@ class WarmHostCache(Component):
         return ev
 
     def _fill(self, io: IORequest) -> None:
-        self._timeline.count(self.env._now, 2)
+        self._timeline.count(self.env.now, 2)
         self.card.submit(io.child(is_read=False))
 
     def timeline(self) -> pl.DataFrame:

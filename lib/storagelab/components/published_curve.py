@@ -4,18 +4,18 @@ A :class:`LoadDependentStation` serves the IOs present first come first served a
 ``mu(n)`` IO/s when ``n`` are present, with exponential service, so that the number present is a
 birth-death process. Two published curves give ``mu`` exactly:
 
-- **Throughput against population** (:func:`~storagelab.curves.fit_closed_system`: exact MVA of a queue
+- **Throughput against population** (:func:`~storagelab.published.curves.fit_closed_system`: exact MVA of a queue
   of demand ``D`` and a delay ``Z``): the *flow-equivalent server* of that network has ``mu(n) = X(n)``,
   its throughput with ``n`` IOs in it (Chandy, Herzog and Woo, 1975: exact for product-form networks).
   Its range is the published populations: a run whose time-average population exceeds the largest
   published one (e.g. 64 VMs at one outstanding IO each) has left it.
-- **Response time against throughput** (:func:`~storagelab.curves.fit_response_time`: ``R = S / (1 -
+- **Response time against throughput** (:func:`~storagelab.published.curves.fit_response_time`: ``R = S / (1 -
   X / Xsat)``): ``mu(n) = Xsat n / (n + k - 1)`` with ``k = S Xsat``. Under Poisson arrivals at ``X`` the
   number present is then negative binomial, ``P(n) ~ C(n + k - 1, n) rho**n`` with ``rho = X / Xsat``,
   whose mean ``k rho / (1 - rho)`` gives, by Little's law, ``R = S / (1 - rho)``: the published law
   exactly (``k = 1`` is M/M/1). Its range is the published throughputs.
 
-Either way the station reports :data:`~storagelab.headroom.BEYOND_RANGE` (1.0) when a run took it past
+Either way the station reports :data:`~storagelab.kernel.component.BEYOND_RANGE` (1.0) when a run took it past
 its range, so that a headroom search stops there instead of answering from an extrapolated curve; the
 fit's interval is carried by building the station from the curve's lower or upper band (``bound``).
 What a published curve cannot say: how the system treats IOs unlike the published ones (sizes, read
@@ -32,10 +32,9 @@ from typing import Literal
 import numpy as np
 from simpy.events import Event
 
-from storagelab.curves.base import CurveFit
-from storagelab.headroom import BEYOND_RANGE
-from storagelab.kernel.component import Component, completion_in, fire
+from storagelab.kernel.component import BEYOND_RANGE, Component, completion_in, fire
 from storagelab.kernel.io import IORequest
+from storagelab.published.curves.base import CurveFit
 
 Bound = Literal["fit", "lower", "upper"]
 

@@ -1,4 +1,4 @@
-"""A RAID set: a layout (:mod:`storagelab.raid`) mapping each IO onto member components.
+"""A RAID set: a layout (:mod:`storagelab.components.raid`) mapping each IO onto member components.
 
 The layout returns the member IOs in phases (a RAID-5 small write reads old data and parity, then
 writes new data and parity); ops in a phase run in parallel and the phase completes when all of them
@@ -58,7 +58,7 @@ class _Phases:
 class RaidSet(Component):
     """Member components (drives, or anything else) behind a RAID layout.
 
-    ``layout`` is a :mod:`storagelab.raid` layout (``Raid0``, ``Raid10``, ``Raid5``, ``Raid6``) whose
+    ``layout`` is a :mod:`storagelab.components.raid` layout (``Raid0``, ``Raid10``, ``Raid5``, ``Raid6``) whose
     member count must equal ``len(members)``.
     """
 

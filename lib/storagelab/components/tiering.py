@@ -23,6 +23,7 @@ from simpy.events import Event
 
 from storagelab.kernel.component import Component
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.randomness import variates
 
 
 class ReadWriteSplit(Component):
@@ -55,17 +56,10 @@ class WarmReadCache(Component):
         return [self.cache, self.backend]
 
     def on_bind(self) -> None:
-        self._u = iter(())
+        self._uniform = variates(self.rng, lambda g, n: g.random(n)).__next__  # U(0, 1), per read
 
     def reset_stats(self) -> None:
         self.reads = self.hits = 0
-
-    def _uniform(self) -> float:
-        try:
-            return next(self._u)
-        except StopIteration:
-            self._u = iter(self.rng.random(4096).tolist())
-            return next(self._u)
 
     def submit(self, io: IORequest) -> Event:
         if not io.is_read:
@@ -127,8 +121,10 @@ class WorkingSetReadCache(WarmReadCache):
             raise ValueError(
                 f"read cache {name!r}: capacity must be a positive number of bytes, got {capacity!r}"
             )
-        if isinstance(resident_share, bool) or not isinstance(resident_share, int | float) or not (
-            0.0 <= resident_share <= 1.0
+        if (
+            isinstance(resident_share, bool)
+            or not isinstance(resident_share, int | float)
+            or not (0.0 <= resident_share <= 1.0)
         ):
             raise ValueError(f"read cache {name!r}: resident_share must be in [0, 1], got {resident_share!r}")
         super().__init__(name, cache, backend, 1.0)

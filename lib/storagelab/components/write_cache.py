@@ -43,7 +43,11 @@ def destage_depth(members: int, queue_depth: int, member_writes_per_io: int) -> 
     """Destage IOs a volume can have in flight so that its drives' command queues are full and no
     more: ``members x queue_depth / member_writes_per_io`` (e.g. 4 drives with 32-command queues in
     RAID-10, two member writes per destage: 64)."""
-    for name, v in (("members", members), ("queue_depth", queue_depth), ("member_writes_per_io", member_writes_per_io)):
+    for name, v in (
+        ("members", members),
+        ("queue_depth", queue_depth),
+        ("member_writes_per_io", member_writes_per_io),
+    ):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"destage_depth: {name} must be an integer >= 1, got {v!r}")
     return max(1, members * queue_depth // member_writes_per_io)
@@ -83,7 +87,9 @@ class WriteCachePool(Component):
         if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes <= 0:
             raise ValueError(f"write cache {name!r}: block_bytes must be an integer > 0, got {block_bytes!r}")
         if not capacity_bytes >= block_bytes:
-            raise ValueError(f"write cache {name!r}: capacity_bytes must be >= block_bytes, got {capacity_bytes!r}")
+            raise ValueError(
+                f"write cache {name!r}: capacity_bytes must be >= block_bytes, got {capacity_bytes!r}"
+            )
         if not 0 <= stop_flush <= start_flush <= 1:
             raise ValueError(
                 f"write cache {name!r}: need 0 <= stop_flush <= start_flush <= 1, got {stop_flush}, {start_flush}"
@@ -93,7 +99,9 @@ class WriteCachePool(Component):
         if not write_latency >= 0:
             raise ValueError(f"write cache {name!r}: write_latency must be >= 0 s, got {write_latency!r}")
         if not 0 <= warm_start < flush_age:
-            raise ValueError(f"write cache {name!r}: warm_start must be in [0, flush_age) s, got {warm_start!r}")
+            raise ValueError(
+                f"write cache {name!r}: warm_start must be in [0, flush_age) s, got {warm_start!r}"
+            )
         self.capacity_blocks = int(capacity_bytes) // block_bytes
         self.block_bytes = block_bytes
         self.start_flush, self.stop_flush, self.flush_age = start_flush, stop_flush, flush_age
@@ -137,17 +145,28 @@ class WriteBackCache(Component):
     ) -> None:
         super().__init__(name)
         b = pool.block_bytes
-        if isinstance(destage_unit, bool) or not isinstance(destage_unit, int) or destage_unit < b or destage_unit % b:
+        if (
+            isinstance(destage_unit, bool)
+            or not isinstance(destage_unit, int)
+            or destage_unit < b
+            or destage_unit % b
+        ):
             raise ValueError(
                 f"write-back cache {name!r}: destage_unit must be a multiple of the {b}-byte cache block, "
                 f"got {destage_unit!r}"
             )
         if isinstance(max_destage, bool) or not isinstance(max_destage, int) or max_destage < 1:
-            raise ValueError(f"write-back cache {name!r}: max_destage must be an integer >= 1, got {max_destage!r}")
+            raise ValueError(
+                f"write-back cache {name!r}: max_destage must be an integer >= 1, got {max_destage!r}"
+            )
         if volume_share is not None and not 0 < volume_share <= 1:
-            raise ValueError(f"write-back cache {name!r}: volume_share must be in (0, 1] or None, got {volume_share!r}")
+            raise ValueError(
+                f"write-back cache {name!r}: volume_share must be in (0, 1] or None, got {volume_share!r}"
+            )
         if not volume_bytes >= b:
-            raise ValueError(f"write-back cache {name!r}: volume_bytes must be >= one cache block, got {volume_bytes!r}")
+            raise ValueError(
+                f"write-back cache {name!r}: volume_bytes must be >= one cache block, got {volume_bytes!r}"
+            )
         self.backend, self.pool = backend, pool
         self.volume_blocks = int(volume_bytes) // b
         self.unit_blocks = destage_unit // b
@@ -174,12 +193,14 @@ class WriteBackCache(Component):
         self._flushing_mode = False
         self._age_timer = False
         self._first_write: float | None = None  # warm start: when the volume first wrote
-        self._new_blocks = self._sequential_blocks = 0  # new blocks dirtied while watched, and how many followed a dirty one
+        self._new_blocks = self._sequential_blocks = (
+            0  # new blocks dirtied while watched, and how many followed a dirty one
+        )
         self.warm_blocks = 0
 
     def _warm_start(self, _ev: Event) -> None:
         """Top the dirty set up to a long run's (see :class:`WriteCachePool`)."""
-        watched = self.env._now - self._first_write
+        watched = self.env.now - self._first_write
         rate = self._new_blocks / watched
         n = min(int(self.start_level), int(rate * self.pool.flush_age), self.volume_blocks)
         extra = n - len(self._since)
@@ -189,13 +210,17 @@ class WriteBackCache(Component):
         if 2 * self._sequential_blocks > self._new_blocks:  # sequential: the blocks written just before
             low = min(since) if since else 0
             candidates = [b % self.volume_blocks for b in range(low - 1, low - 1 - 4 * extra, -1)]
-            blocks = [b for b in dict.fromkeys(candidates) if b not in since and b not in self._flushing][:extra]
+            blocks = [b for b in dict.fromkeys(candidates) if b not in since and b not in self._flushing][
+                :extra
+            ]
             span = n / rate
             ages = [self._first_write - span * (k + 1) / (extra + 1) for k in range(len(blocks))]
         else:
-            draw = self.rng.choice(self.volume_blocks, size=min(self.volume_blocks, 2 * extra + 16), replace=False)
+            draw = self.rng.choice(
+                self.volume_blocks, size=min(self.volume_blocks, 2 * extra + 16), replace=False
+            )
             blocks = [b for b in draw.tolist() if b not in since and b not in self._flushing][:extra]
-            oldest = min(self.env._now - n / rate, self._first_write)
+            oldest = min(self.env.now - n / rate, self._first_write)
             ages = self.rng.uniform(oldest, self._first_write, size=len(blocks)).tolist()
         # the added blocks oldest first, then those already dirty (younger): insertion stays in age order
         merged = {b: t for t, b in sorted(zip(ages, blocks, strict=True))}
@@ -233,10 +258,10 @@ class WriteBackCache(Component):
         if not new:
             self.coalesced += 1
         if self._first_write is None:
-            self._first_write = self.env._now
+            self._first_write = self.env.now
             if self.pool.warm_start > 0:
                 completion_in(self.env, self.pool.warm_start, None).callbacks.append(self._warm_start)
-        if self.pool.warm_start > 0 and self.env._now - self._first_write < self.pool.warm_start:
+        if self.pool.warm_start > 0 and self.env.now - self._first_write < self.pool.warm_start:
             self._new_blocks += len(new)
             self._sequential_blocks += sum(1 for b in new if b - 1 in self._since or b - 1 in new)
         if not self._waiting and self.dirty_blocks + len(new) <= self.limit:
@@ -249,7 +274,7 @@ class WriteBackCache(Component):
         return ev
 
     def _admit(self, new: list[int]) -> None:
-        now = self.env._now
+        now = self.env.now
         since = self._since
         for b in new:
             since[b] = now
@@ -274,7 +299,9 @@ class WriteBackCache(Component):
             # wake when the oldest dirty block ages out (while aged blocks remain, completions drive it)
             self._age_timer = True
             oldest = next(iter(self._since.values()))
-            completion_in(self.env, oldest + self.pool.flush_age - self.env._now, None).callbacks.append(self._age_due)
+            completion_in(self.env, oldest + self.pool.flush_age - self.env.now, None).callbacks.append(
+                self._age_due
+            )
 
     def _depth(self) -> int:
         """Destage IOs allowed in flight: linear threshold scheduling (Gill and Modha, "WOW: Wise
@@ -295,7 +322,7 @@ class WriteBackCache(Component):
         """Whether the oldest dirty block has been dirty for the flush age (to within 1 ns, so the
         timer set for that moment finds it due despite rounding)."""
         since = self._since
-        return bool(since) and next(iter(since.values())) + self.pool.flush_age <= self.env._now + 1e-9
+        return bool(since) and next(iter(since.values())) + self.pool.flush_age <= self.env.now + 1e-9
 
     def _age_due(self, _ev: Event) -> None:
         self._age_timer = False
@@ -331,7 +358,9 @@ class WriteBackCache(Component):
             self._cursor = run[-1] + 1
         self._in_flight += 1
         self.destages += 1
-        io = IORequest(False, len(run) * self.block, first * self.block, cls="destage", submitted=self.env._now)
+        io = IORequest(
+            False, len(run) * self.block, first * self.block, cls="destage", submitted=self.env.now
+        )
         io.tag = run
         self.backend.submit(io).callbacks.append(self._destaged)
 

@@ -2,7 +2,7 @@
 sources, random streams and metrics — on SimPy.
 
 The kernel never imports a device, a RAID layout, a cache, a preset or a workload; those are built on it
-(:mod:`storagelab.devices`, :mod:`storagelab.raid`, :mod:`storagelab.components`,
+(:mod:`storagelab.devices`, :mod:`storagelab.components.raid`, :mod:`storagelab.components`,
 :mod:`storagelab.workloads`).
 """
 
@@ -16,8 +16,9 @@ from storagelab.kernel.disciplines import (
     ShortestAccessFirst,
     ShortestSeekFirst,
 )
+from storagelab.kernel.histogram import LatencyHistogram, ServiceLevelCurve
 from storagelab.kernel.io import READ, WRITE, IORequest
-from storagelab.kernel.metrics import LatencyHistogram, LatencyRecorder, ServiceLevelCurve
+from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
 from storagelab.kernel.service import Deterministic, Exponential, Gamma, Lognormal, ServiceDistribution
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource

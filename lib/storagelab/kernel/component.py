@@ -24,6 +24,11 @@ from storagelab.kernel.randomness import RandomStreams
 if TYPE_CHECKING:
     from storagelab.kernel.metrics import LatencyRecorder
 
+#: The statistic a component reports (> 0) when a run drove it outside the range it is valid for (a
+#: published curve past its last published point): a headroom search then stops there
+#: (:func:`storagelab.analysis.headroom.headroom`).
+BEYOND_RANGE = "beyond_published_range"
+
 
 @dataclass
 class RunContext:

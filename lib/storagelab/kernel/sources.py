@@ -314,9 +314,13 @@ class ClosedSource(Source):
     ) -> None:
         super().__init__(name, target, sampler, cls, span, locality)
         if async_writes and getattr(sampler, "read_pct", None) == 0:
-            raise ValueError(f"closed source {name!r}: async_writes needs reads to wait for, but read_pct is 0")
+            raise ValueError(
+                f"closed source {name!r}: async_writes needs reads to wait for, but read_pct is 0"
+            )
         if async_writes and getattr(think, "per_worker", False):
-            raise ValueError(f"closed source {name!r}: async_writes does not combine with a per-worker think pattern")
+            raise ValueError(
+                f"closed source {name!r}: async_writes does not combine with a per-worker think pattern"
+            )
         self.async_writes = bool(async_writes)
         if outstanding is None:  # an access specification carries its queue depth
             outstanding = int(getattr(sampler, "queue_depth", 1))

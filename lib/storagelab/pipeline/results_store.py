@@ -79,7 +79,9 @@ class ResultsStore:
              "params_json": canonical_json(params), **flat, "metric": m, "value": float(v), "wall_s": wall_s}
             for m, v in metrics.items()
         ]  # fmt: skip
-        frame = pl.DataFrame(rows) if rows else pl.DataFrame({c: [] for c in (*KEY_COLUMNS, "metric", "value")})
+        frame = (
+            pl.DataFrame(rows) if rows else pl.DataFrame({c: [] for c in (*KEY_COLUMNS, "metric", "value")})
+        )
         fd, tmp = tempfile.mkstemp(dir=self.runs, prefix=f".{key}.", suffix=".tmp")
         os.close(fd)
         try:

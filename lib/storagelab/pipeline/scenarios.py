@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from storagelab import theory
 from storagelab.kernel import Exponential, FixedSampler, OpenSource, Station
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 
 
 def mmc_queue(rho: float = 0.9, servers: int = 4, mean_service_ms: float = 1.0, duration_s: float = 20.0,
@@ -17,12 +17,18 @@ def mmc_queue(rho: float = 0.9, servers: int = 4, mean_service_ms: float = 1.0, 
     lam = rho * servers * mu
     station = Station("queue", Exponential(1 / mu), servers=servers)
     src = OpenSource("arrivals", station, FixedSampler(), rate=lam)
-    row = simulate(station, [src], duration=duration_s, warmup=0.1 * duration_s, seed=seed, progress=False).summary().row(0, named=True)
+    row = (
+        simulate(station, [src], duration=duration_s, warmup=0.1 * duration_s, seed=seed, progress=False)
+        .summary()
+        .row(0, named=True)
+    )
     return {"iops": row["iops"], "mean_ms": row["mean_ms"], "p99_ms": row["p99_ms"],
             "erlang_c_mean_ms": 1e3 * theory.mmc_mean_response(lam, mu, servers)}  # fmt: skip
 
 
-def _validate_mmc(rho: float = 0.9, servers: int = 4, mean_service_ms: float = 1.0, duration_s: float = 20.0) -> None:
+def _validate_mmc(
+    rho: float = 0.9, servers: int = 4, mean_service_ms: float = 1.0, duration_s: float = 20.0
+) -> None:
     if not 0 < rho < 1:
         raise ValueError(f"rho must be in (0, 1) for a stable queue, got {rho!r}")
     if not isinstance(servers, int) or servers < 1:
@@ -40,12 +46,17 @@ def vsan_iometer(configuration: str = "all-flash NVMe", vms: int = 32, quick: bo
     ``overrides``: IOPS, mean and 99th-percentile latency (ms), and the % of IOs under 1, 2 and 5 ms."""
     from storagelab.studies.vsan import preset
     from storagelab.studies.vsan.claims import _times
-    from storagelab.workloads.applications import vsan_iometer as iometer
+    from storagelab.studies.vsan.workloads import vsan_iometer as iometer
 
-    res = preset.vsan(configuration, **(overrides or {})).run(iometer(vms=vms), seed=seed, **_times(quick, vms))
+    res = preset.vsan(configuration, **(overrides or {})).run(
+        iometer(vms=vms), seed=seed, **_times(quick, vms)
+    )
     row = res.summary().row(0, named=True)
     curve = res.service_level_curve((1, 2, 5))
-    shares = {f"under_{t:g}ms_pct": 100 * s for t, s in zip(curve["threshold_ms"], curve["share_under"], strict=True)}
+    shares = {
+        f"under_{t:g}ms_pct": 100 * s
+        for t, s in zip(curve["threshold_ms"], curve["share_under"], strict=True)
+    }
     return {"iops": row["iops"], "mean_ms": row["mean_ms"], "p99_ms": row["p99_ms"], **shares}
 
 

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from storagelab.input_files import problems, read_yaml
 from storagelab.pipeline.results_store import ResultsStore, code_version, run_key
 
 
@@ -78,7 +78,9 @@ class SweepSpec(BaseModel):
         """Every point's parameters (``fixed`` under each grid combination or listed point)."""
         if self.grid:
             names = list(self.grid)
-            combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*self.grid.values())]
+            combos = [
+                dict(zip(names, values, strict=True)) for values in itertools.product(*self.grid.values())
+            ]
         else:
             combos = [dict(p) for p in self.points] or [{}]
         return [{**self.fixed, **c} for c in combos]
@@ -101,21 +103,15 @@ def load_spec(spec: str | os.PathLike | Mapping[str, Any]) -> tuple[SweepSpec, s
     else:
         path = Path(spec)
         source = str(path)
-        if not path.is_file():
-            raise SweepError(f"{path}: sweep spec not found")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as err:
-            raise SweepError(f"{path}: not valid YAML: {err}") from None
+        data = read_yaml(path, SweepError, "sweep spec not found")
         if not isinstance(data, dict):
-            raise SweepError(f"{path}: a sweep spec is a mapping (name, scenario or notebook, grid or points, seeds)")
+            raise SweepError(
+                f"{path}: a sweep spec is a mapping (name, scenario or notebook, grid or points, seeds)"
+            )
     try:
         return SweepSpec.model_validate(data), source
     except ValidationError as err:
-        lines = []
-        for e in err.errors():
-            key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-            lines.append(f"  key {key!r}: {e['msg']}")
+        lines = [f"  key {p.key!r}: {p.message}" for p in problems(err)]
         raise SweepError(f"{source}: invalid sweep spec\n" + "\n".join(lines) + "\n  allowed keys: "
                          + ", ".join(SweepSpec.model_fields)) from None  # fmt: skip
 
@@ -161,7 +157,9 @@ def plan(spec: SweepSpec, source: str) -> list[Run]:
             except ParamsError as err:
                 problems.append(f"  {err}".replace("\n", "\n  "))
     if problems:
-        raise SweepError(f"{source}: {len(problems)} of {len(points)} points are invalid\n" + "\n".join(problems))
+        raise SweepError(
+            f"{source}: {len(problems)} of {len(points)} points are invalid\n" + "\n".join(problems)
+        )
     version = code_version()
     runs = [
         Run(i, p, seed, run_key(spec.target, p, seed, version))
@@ -204,7 +202,9 @@ def _metrics(target: str, result: object) -> dict[str, float]:
     elif hasattr(result, "columns") and {"metric", "value"} <= set(result.columns):
         out = {str(m): float(v) for m, v in zip(result["metric"], result["value"], strict=True)}
     else:
-        raise TypeError(f"scenario {target!r} must return {{metric: value}} or a frame with metric/value columns")
+        raise TypeError(
+            f"scenario {target!r} must return {{metric: value}} or a frame with metric/value columns"
+        )
     return out
 
 
@@ -269,13 +269,20 @@ def sweep(
                               pure=False): r
                 for r in todo
             }  # fmt: skip
-            bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc=f"sweep {spec_.name}", disable=not progress)
+            bar = tqdm(
+                total=len(runs),
+                initial=len(runs) - len(todo),
+                desc=f"sweep {spec_.name}",
+                disable=not progress,
+            )
             for fut in as_completed(futures):
                 run = futures[fut]
                 try:
                     fut.result()
                 except Exception as err:  # a failed run stays missing: the next invocation retries it
-                    failed.append(f"point {run.index} {run.params} seed {run.seed}: {type(err).__name__}: {err}")
+                    failed.append(
+                        f"point {run.index} {run.params} seed {run.seed}: {type(err).__name__}: {err}"
+                    )
                 bar.update(1)
             bar.close()
         finally:

@@ -147,7 +147,9 @@ class DmClockRouter(Component):
         """An entry that sends every IO to server ``j`` (a client with one queue per server, as a Ceph
         client has one per OSD), with the same bookkeeping."""
         if not 0 <= j < len(self.servers):
-            raise ValueError(f"dmClock router {self.name!r}: no server {j} (servers 0..{len(self.servers) - 1})")
+            raise ValueError(
+                f"dmClock router {self.name!r}: no server {j} (servers 0..{len(self.servers) - 1})"
+            )
         if j not in self._vias:
             self._vias[j] = _Via(self, j)
         return self._vias[j]

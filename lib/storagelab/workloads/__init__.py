@@ -4,7 +4,11 @@
   alignment, bursts, queue depth), their YAML loader, a vectorized sampler of (op, size, address), and
   the published specs used by the studies (:data:`IOMETER_WEB_SERVER`, :data:`IOMETER_4K_70_30_RANDOM`);
 - :mod:`~storagelab.workloads.locality` — where random IOs land in a volume (uniform, Zipf, hot spot);
-- :mod:`~storagelab.workloads.phases` — the offered rate over time (ramps, steady states, storms).
+- :mod:`~storagelab.workloads.phases` — the offered rate over time (ramps, steady states, storms);
+- :mod:`~storagelab.workloads.application` — application workloads: streams of IOs against named volumes,
+  with the numbers that define them (:class:`~storagelab.workloads.application.ApplicationWorkload`);
+- :mod:`~storagelab.workloads.catalogue` — the generators of the applications the studies ran (Exchange
+  LoadGen, DVD Store, Iometer, boot storms, Login VSI, backup).
 """
 
 from storagelab.workloads.access_spec import (

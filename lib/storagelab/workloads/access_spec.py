@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from storagelab.input_files import read_yaml
 from storagelab.workloads.locality import Locality, Uniform
 
 __all__ = [
@@ -137,7 +137,9 @@ class AccessSpec(BaseModel):
         jobs = read_fio_jobs(path)
         if job is None:
             if len(jobs) > 1:
-                raise FioJobError(f"{path}: {len(jobs)} jobs ({', '.join(j.name for j in jobs)}); name one with job=")
+                raise FioJobError(
+                    f"{path}: {len(jobs)} jobs ({', '.join(j.name for j in jobs)}); name one with job="
+                )
             return jobs[0].spec
         for j in jobs:
             if j.name == job:
@@ -371,16 +373,7 @@ def load_access_specs(path: str | Path) -> dict[str, AccessSpec]:
     the file, the spec, the key and what is allowed.
     """
     where = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AccessSpecError(f"{where}: no such file") from None
-    except OSError as exc:
-        raise AccessSpecError(f"{where}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise AccessSpecError(f"{where}: not valid YAML: {exc}") from None
+    data = read_yaml(path, AccessSpecError, "no such file")
     specs: dict[str, AccessSpec] = {}
     for label, body in _entries(data, where):
         try:

@@ -29,6 +29,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from storagelab.kernel.randomness import variates
+
 UNIQUE_BASE = 1 << 40
 DIVERGED_BASE = 1 << 50
 _STANDARD_NORMAL = NormalDist()
@@ -92,23 +94,18 @@ class VolumeContents:
         self.rng = rng
         self.written: dict[tuple[int, int], int] = {}
         self._next_unique = UNIQUE_BASE
-        self._u: list[float] = []
-        self._common: list[int] = []
         weights = 1.0 / np.arange(1, model.common_blocks + 1) ** model.common_skew
-        self._common_cdf = np.cumsum(weights / weights.sum())
+        cdf = self._common_cdf = np.cumsum(weights / weights.sum())
+        last, base = model.common_blocks - 1, model.image_blocks
 
-    def _uniform(self) -> float:
-        if not self._u:
-            self._u = self.rng.random(4096).tolist()
-        return self._u.pop()
+        def common(g: np.random.Generator, n: int) -> np.ndarray:
+            draws = np.searchsorted(cdf, g.random(n), side="right")
+            return (np.minimum(draws, last) + base)[::-1]
 
-    def _common_content(self) -> int:
-        if not self._common:
-            draws = np.searchsorted(self._common_cdf, self.rng.random(4096), side="right")
-            self._common = (
-                np.minimum(draws, self.model.common_blocks - 1) + self.model.image_blocks
-            ).tolist()
-        return self._common.pop()
+        # Both draw 4096 at a time from ``rng`` and hand each block out last value first (reversed), the
+        # order this model has always used, so its results are unchanged.
+        self._uniform = variates(rng, lambda g, n: g.random(n)[::-1]).__next__  # U(0, 1)
+        self._common_content = variates(rng, common).__next__  # a content from the common pool
 
     def read(self, volume: int, block: int) -> int:
         """The content block ``block`` of ``volume`` holds now."""

@@ -124,7 +124,13 @@ def _job(path: Path, name: str, opts: dict[str, str | None]) -> FioJob:
         read_pct, random_pct = _RW[rw]
         if read_pct is None:
             mixread, mixwrite = get("rwmixread"), get("rwmixwrite")
-            read_pct = float(mixread) if mixread is not None else 100 - float(mixwrite) if mixwrite is not None else 50.0
+            read_pct = (
+                float(mixread)
+                if mixread is not None
+                else 100 - float(mixwrite)
+                if mixwrite is not None
+                else 50.0
+            )
         if get("percentage_random") is not None:
             random_pct = float(get("percentage_random"))
         if get("bssplit") is not None:

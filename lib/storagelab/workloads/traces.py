@@ -48,7 +48,9 @@ class Trace:
         """Seconds from the first IO to the last."""
         return float(self.times[-1] - self.times[0])
 
-    def source(self, name: str, target: Component, *, cls: str | None = None, time_scale: float = 1.0) -> TraceSource:
+    def source(
+        self, name: str, target: Component, *, cls: str | None = None, time_scale: float = 1.0
+    ) -> TraceSource:
         """A source replaying this trace against ``target`` (``time_scale`` > 1 replays it faster)."""
         return TraceSource(name, target, self, cls=cls, time_scale=time_scale)
 
@@ -70,7 +72,9 @@ def read_fio_iolog(path: str | Path) -> Trace:
     lines = path.read_text(encoding="utf-8").splitlines()
     head = lines[0].strip() if lines else ""
     if head not in ("fio version 2 iolog", "fio version 3 iolog"):
-        raise TraceError(f"{path}, line 1: {head!r} is not a fio iolog header ('fio version 2 iolog' or '... 3 iolog')")
+        raise TraceError(
+            f"{path}, line 1: {head!r} is not a fio iolog header ('fio version 2 iolog' or '... 3 iolog')"
+        )
     v3 = head.endswith("3 iolog")
     rows, clock = [], 0.0
     for no, line in enumerate(lines[1:], start=2):
@@ -152,7 +156,7 @@ class TraceSource(Source):
         completion_in(self.env, self._times[0], None).callbacks.append(self._arrive)
 
     def _arrive(self, _ev) -> None:
-        times, now = self._times, self.env._now
+        times, now = self._times, self.env.now
         while self._i < len(times) and times[self._i] <= now + 1e-12:
             self._issue()
             self._i += 1

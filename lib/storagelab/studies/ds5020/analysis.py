@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from storagelab.calibration.claims import interval
+from storagelab.kernel.replications import interval
 from storagelab.studies.ds5020.claims import _mean_ms, _times, _total
 from storagelab.studies.ds5020.preset import ds5020
 from storagelab.studies.ds5020.workloads import tile_workload
@@ -45,12 +45,14 @@ def tile_scaling(
 CORNER_SPAN = 557 * 10**9
 
 
-def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
-    """The DS5020's four corners (:func:`storagelab.four_corners.four_corners`) over all 24 volumes of the
+def four_corners(
+    *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+) -> pl.DataFrame:
+    """The DS5020's four corners (:func:`storagelab.analysis.four_corners.four_corners`) over all 24 volumes of the
     four-tile layout, 32 IOs outstanding per volume. Measured from 2.5 s on (quick runs), once the write
     cache has filled and host writes wait for destages: a shorter warm-up measures the cache absorbing
     writes, not the drives' sustained write rate."""
-    from storagelab import four_corners as corners
+    from storagelab.analysis import four_corners as corners
 
     times = {"duration": 4.0, "warmup": 2.5} if quick else corners.run_times(quick)
     return corners.four_corners(lambda: ds5020(**(overrides or {})), span=CORNER_SPAN, seed=seed, **times)

@@ -7,8 +7,9 @@ import math
 
 import polars as pl
 
+from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
-from storagelab.simulation import SimulationResult
+from storagelab.kernel.simulation import SimulationResult
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.ds5020.workloads import (
     ORION_MBPS,
@@ -18,7 +19,8 @@ from storagelab.studies.ds5020.workloads import (
     tile_workload,
 )
 from storagelab.studies.fits import fits_of
-from storagelab.workloads import applications as apps
+from storagelab.workloads.application import combine
+from storagelab.workloads.catalogue import iometer_web_server
 
 STUDY = "ds5020"
 
@@ -53,14 +55,22 @@ def scenarios() -> list[Scenario]:
         ]  # fmt: skip
         if k == 4:
             pts += [
-                _point(f"ds5020-t4-{kind}-tile{t}", f"{what}, tile {t} of 4 (Table 4)", note=note,
-                       claim=f"ds5020-t4-{kind}")
+                _point(
+                    f"ds5020-t4-{kind}-tile{t}",
+                    f"{what}, tile {t} of 4 (Table 4)",
+                    note=note,
+                    claim=f"ds5020-t4-{kind}",
+                )
                 for t in range(1, 5)
                 for kind, what, note in (
                     ("web-iops", "Iometer web server IOPS", ""),
-                    ("scan-mbps", "256 KB scan MB/s", "one read at a time: a read at a segment's start is read with "
-                                                         "the rest of the segment (read-ahead) and the next read hits; "
-                                                         "each read also spends the host's time per IO (Figure 16)"),
+                    (
+                        "scan-mbps",
+                        "256 KB scan MB/s",
+                        "one read at a time: a read at a segment's start is read with "
+                        "the rest of the segment (read-ahead) and the next read hits; "
+                        "each read also spends the host's time per IO (Figure 16)",
+                    ),
                 )
             ]
             pts += [
@@ -122,8 +132,11 @@ def scenarios() -> list[Scenario]:
             (
                 _point("ds5020-t3-mbps-total", "Orion large MB/s, 4 tiles (Table 3)", claim="ds5020-t3-mbps"),
                 *(
-                    _point(f"ds5020-t3-mbps-tile{t}", f"Orion large MB/s, tile {t} of 4 (Table 3)",
-                           claim="ds5020-t3-mbps")
+                    _point(
+                        f"ds5020-t3-mbps-tile{t}",
+                        f"Orion large MB/s, tile {t} of 4 (Table 3)",
+                        claim="ds5020-t3-mbps",
+                    )
                     for t in range(1, 5)
                 ),
             ),
@@ -135,10 +148,17 @@ def scenarios() -> list[Scenario]:
             STUDY,
             "4 tiles, Orion small=1",
             (
-                _point("ds5020-t3-latency-avg", "Orion minimum latency, 4 tiles (Table 3)", claim="ds5020-t3-latency"),
+                _point(
+                    "ds5020-t3-latency-avg",
+                    "Orion minimum latency, 4 tiles (Table 3)",
+                    claim="ds5020-t3-latency",
+                ),
                 *(
-                    _point(f"ds5020-t3-latency-tile{t}", f"Orion minimum latency, tile {t} (Table 3)",
-                           claim="ds5020-t3-latency")
+                    _point(
+                        f"ds5020-t3-latency-tile{t}",
+                        f"Orion minimum latency, tile {t} (Table 3)",
+                        claim="ds5020-t3-latency",
+                    )
                     for t in range(1, 5)
                 ),
             ),
@@ -151,9 +171,10 @@ def scenarios() -> list[Scenario]:
         t = {"duration": 1.0, "warmup": 0.25} if quick else {"duration": 10.0, "warmup": 1.0}
         mbps, share = {}, {}
         for hp in (8, 4):
-            res = ds5020_characterization(hp).run(characterization_workload(), seed=seed, **t)
+            topo = ds5020_characterization(hp)
+            res = topo.run(characterization_workload(), seed=seed, **t)
             mbps[hp] = _total(res, "seq", "mb_per_s")
-            share[hp] = _cache_share(res)
+            share[hp] = _cache_share(topo, res)
         return {
             "ds5020-char-throughput": mbps[8] / 1e3,
             "ds5020-char-cache-share": share[8],
@@ -174,11 +195,11 @@ def scenarios() -> list[Scenario]:
     def path_ratios(seed: int, quick: bool) -> dict[str, float]:
         web, cached = {}, {}
         for hp in (8, 4):
-            webs = apps.combine(
-                "web", [apps.iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)]
-            )
+            webs = combine("web", [iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)])
             web[hp] = _total(ds5020(hp).run(webs, seed=seed, **_times(quick)), "web")
-            t = {"duration": 0.15, "warmup": 0.05} if quick else {"duration": 5.0, "warmup": 1.0}  # ~80,000 IO/s
+            t = (
+                {"duration": 0.15, "warmup": 0.05} if quick else {"duration": 5.0, "warmup": 1.0}
+            )  # ~80,000 IO/s
             res = ds5020_characterization(hp).run(cache_iops_workload(), seed=seed, **t)
             cached[hp] = _total(res, "cache")
         return {
@@ -196,9 +217,9 @@ def scenarios() -> list[Scenario]:
     return out
 
 
-def _cache_share(res: SimulationResult) -> float:
+def _cache_share(topo: Topology, res: SimulationResult) -> float:
     """% of the reads the controllers' read caches served (hits and delayed hits, not misses)."""
-    c = res.components().filter(pl.col("component").str.ends_with("read cache"))
+    c = topo.role_stats(res, "read caches")
     total = c.filter(statistic="read_ios")["value"].sum()
     misses = c.filter(statistic="read_misses")["value"].sum()
     return 100 * (1 - misses / total) if total else math.nan

@@ -23,14 +23,17 @@ of that segment ahead.
 
 from __future__ import annotations
 
-from storagelab import raid
+from collections.abc import Callable
+
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.cache import ReadCache
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
 from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.kernel.component import Component
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
 _REDBOOK = "IBM Midrange System Storage Hardware Guide (SG24-7676-01, IBM Redbooks, 2010)"
@@ -162,6 +165,7 @@ class _Volumes:
 
     def __init__(self, p: ParamSet, drives_needed: int, volumes: int) -> None:
         self.p = p
+        self.read_caches: list[Component] = []  # each volume's controller read cache, as built
         if drives_needed > p["drives"].value:
             raise ValueError(
                 f"preset {p.preset!r}: the layout needs {drives_needed} drives, but drives = {p['drives'].value:g}"
@@ -246,6 +250,7 @@ class _Volumes:
                 write_policy="update",  # written data stay in controller memory, readable
                 read_ahead_to=self.read_ahead_to, volume_bytes=volume_bytes,
             )  # fmt: skip
+            self.read_caches.append(cache)
         ports = self.ports[c]
         host = Delay(f"{name} host IO stack", self.host_io_time)
         return Path(name, [host, ports[n % len(ports)], self.controllers[c], cache])
@@ -271,7 +276,7 @@ def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology
         for t in range(1, tiles + 1)
         for kind, (level, drives) in TILE_LAYOUT.items()
     }
-    return Topology(name, volumes, p)
+    return Topology(name, volumes, p, roles={"read caches": build.read_caches})
 
 
 def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topology:
@@ -281,4 +286,12 @@ def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topolog
     p = ParamSet(name, params(host_paths), overrides)
     build = _Volumes(p, 8 * 4, 8)
     volumes = {f"lun-{i}": build.volume(f"lun-{i}", "RAID-10", 4) for i in range(1, 9)}
-    return Topology(name, volumes, p)
+    return Topology(name, volumes, p, roles={"read caches": build.read_caches})
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    "DS5020 Express": ds5020,
+    "DS3950 Express (DS5020, 4 host paths)": lambda **o: ds5020(host_paths=4, **o),
+    "DS5020 characterization layout": ds5020_characterization,
+}

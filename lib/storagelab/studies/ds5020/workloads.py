@@ -1,42 +1,265 @@
-"""The DS5020 study's workloads: the Table 1 tiles, the characterization streams and the cache IOPS test."""
+"""The DS5020 study's workloads: the Table 1 tiles, the characterization streams and the cache IOPS test,
+and the application generators they are built from that no other study runs (Jetstress, Orion, the
+characterization's Iometer sequential reads and the cache reads; the web server and the scan are in
+:mod:`storagelab.workloads.catalogue`)."""
 
 from __future__ import annotations
 
-from storagelab.workloads import applications as apps
+from storagelab.provenance import Param
+from storagelab.workloads.access_spec import AccessSpec, SizeShare
+from storagelab.workloads.application import ApplicationWorkload, Stream, assumed, combine, documented
+from storagelab.workloads.catalogue import iometer_web_server, sequential_scan
+
+_DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
 
 #: Orion's Table 3 maxima come from different points of its matrix: 25 small IOs outstanding (IOPS),
 #: 9 large (MB/s), 1 small (minimum latency).
 ORION_IOPS, ORION_MBPS, ORION_MIN_LAT = ("small", 25), ("large", 9), ("small", 1)
 
 
-def tile_workload(tiles: int, orion: tuple[str, int] = ORION_IOPS) -> apps.ApplicationWorkload:
+def tile_workload(tiles: int, orion: tuple[str, int] = ORION_IOPS) -> ApplicationWorkload:
     """``tiles`` tiles of the mixed workload: Jetstress, Orion (``(kind, outstanding)``), the Iometer
     web server and the 256 KB scan, each against its own tile's volumes."""
     kind, q = orion
     parts = []
     for t in range(1, tiles + 1):
-        oracle = (apps.orion_small if kind == "small" else apps.orion_large)(
+        oracle = (orion_small if kind == "small" else orion_large)(
             f"orion {t}", outstanding=q, volume=f"oracle-{t}"
         )
         parts += [
-            apps.jetstress(f"jetstress {t}", db_volume=f"exchange-db-{t}", log_volume=f"exchange-log-{t}"),
+            jetstress(f"jetstress {t}", db_volume=f"exchange-db-{t}", log_volume=f"exchange-log-{t}"),
             oracle,
-            apps.iometer_web_server(f"web {t}", volume=f"web-{t}"),
-            apps.sequential_scan(f"scan {t}", volume=f"scan-{t}"),
+            iometer_web_server(f"web {t}", volume=f"web-{t}"),
+            sequential_scan(f"scan {t}", volume=f"scan-{t}"),
         ]
-    return apps.combine(f"{tiles}-tile mix", parts)
+    return combine(f"{tiles}-tile mix", parts)
 
 
-def characterization_workload() -> apps.ApplicationWorkload:
+def characterization_workload() -> ApplicationWorkload:
     """Eight LUNs, each read by four workers with 16 outstanding 1 MB sequential reads."""
-    return apps.combine(
-        "characterization", [apps.iometer_sequential_read(f"seq {i}", volume=f"lun-{i}") for i in range(1, 9)]
+    return combine(
+        "characterization", [iometer_sequential_read(f"seq {i}", volume=f"lun-{i}") for i in range(1, 9)]
     )
 
 
-def cache_iops_workload() -> apps.ApplicationWorkload:
+def cache_iops_workload() -> ApplicationWorkload:
     """Table 5's IOPS from cache, as the model runs it: the characterization's eight LUNs and workers
     reading 512 B sequentially (the study does not give the access specification)."""
-    return apps.combine(
-        "cache IOPS", [apps.iometer_cache_reads(f"cache {i}", volume=f"lun-{i}") for i in range(1, 9)]
+    return combine("cache IOPS", [iometer_cache_reads(f"cache {i}", volume=f"lun-{i}") for i in range(1, 9)])
+
+
+# -- Exchange: Jetstress --------------------------------------------------------------------------------
+
+#: Exchange 2007 (ESE 08.01, as in the DS5020 Jetstress report) reads and writes 8 KiB database pages.
+EXCHANGE_2007_PAGE = 8 * 1024
+
+
+#: Dataset rows the Jetstress thread think time is computed from (Figure 16, the four-tile run's first
+#: instance: its latency is Table 2's four-tile latency, so those points count as fitted too).
+_JETSTRESS_FITTED_ON = (
+    "ds5020-f16-db-reads", "ds5020-f16-db-read-lat", "ds5020-t2-latency-t4", "ds5020-t2-iops-t4",
+)  # fmt: skip
+
+
+def jetstress(
+    name: str = "jetstress",
+    *,
+    mailboxes: int = 2280,
+    iops_per_mailbox: float = 0.5,
+    threads: int = 32,
+    db_volume: str = "exchange-db",
+    log_volume: str = "exchange-log",
+    db_span: int = 1_089 * 10**9,
+    log_span: int = 557 * 10**9,
+) -> ApplicationWorkload:
+    """Microsoft Jetstress as run on the DS5020: ``threads`` database threads (closed loop) reading
+    8 KiB random database pages, the database writes in the measured read share, and sequential log
+    writes at the measured log/database ratio of the target rate ``mailboxes x iops_per_mailbox``.
+
+    The database writes are asynchronous: a thread waits for the pages it reads, while the pages its
+    transactions dirty are written back by ESE from its database cache in the background (Figure 16's
+    log: 'Database flush thresholds: (start: 2.6 MB, stop: 5.1 MB)'; Jetstress's pass criteria bound
+    the database reads' latency and the log writes', not the database writes'). So a thread waits for
+    its reads only, and the writes follow at Figure 16's 0.765 per read
+    (:class:`~storagelab.kernel.sources.ClosedSource` with ``async_writes``).
+
+    The target (2,280 x 0.5 = 1,140 IOPS per instance) is what Jetstress aims at; the database IOPS a
+    storage system achieves come from the closed loop. A thread spends time outside its reads
+    (transaction processing, log commits): by Little's law on Figure 16, 32 threads reading 630.229
+    pages/s at 17 ms each spend 33.8 ms per read outside the storage, the ``think`` time of each thread
+    (a fit on Figure 16, the four-tile run's first instance).
+    """
+    db_reads, db_writes, log_writes = 630.229, 481.876, 252.745
+    read_lat = 17e-3  # Figure 16: Avg. Disk sec/Read of the database
+    think = threads / db_reads - read_lat
+    read_pct = 100 * db_reads / (db_reads + db_writes)
+    log_per_db_io = log_writes / (db_reads + db_writes)
+    target = mailboxes * iops_per_mailbox
+    db = AccessSpec(
+        name="Jetstress DB", sizes=(SizeShare(size=EXCHANGE_2007_PAGE, pct=100),),
+        read_pct=round(read_pct, 2), random_pct=100, align=EXCHANGE_2007_PAGE,
+    )  # fmt: skip
+    log = AccessSpec(
+        name="Jetstress log", sizes=(SizeShare(size=5632, pct=100),), read_pct=0, random_pct=0, align=512
+    )
+    fig16 = f"{_DOC}, Appendix, Figure 16"
+    params = {
+        "mailboxes": documented(mailboxes, "count", f"{_DOC}, Appendix: 'Mailboxes – 2,280'"),
+        "iops_per_mailbox": documented(iops_per_mailbox, "IOPS/mailbox", f"{_DOC}, Appendix: 'IOPS per mailbox – 0.5'"),
+        "target_iops": Param(target, "IOPS", "document", f"{fig16}: 'Target I/O per Second 1140' = 2,280 x 0.5"),
+        "threads": documented(threads, "count", f"{_DOC}, Appendix: 'Thread – 32'"),
+        "db_read_pct": Param(round(read_pct, 2), "%", "document", f"{fig16}: DB reads 630.229/s and writes 481.876/s"),
+        "log_writes_per_db_io": Param(round(log_per_db_io, 4), "ratio", "document",
+                                      f"{fig16}: log writes 252.745/s per 1,112.1 DB IOs/s"),
+        "log_write_size": Param(5632, "B", "document", f"{fig16}: log write size 5,666.955 B, rounded to sectors"),
+        "db_io_size": Param(8, "KiB", "assumption", "Exchange 2007 database page (ESE 08.01.0240 in Figure 16) "
+                            "is 8 KiB; the report does not state the IO size"),
+        "thread_think": Param(round(think * 1e3, 3), "ms", "fit", f"{fig16}, by Little's law: 32 threads / "
+                              "630.229 DB reads/s minus the 17 ms DB read latency: time a thread spends per read "
+                              "outside the storage (the database writes are asynchronous and hold no thread)",
+                              fitted_on=_JETSTRESS_FITTED_ON),
+    }  # fmt: skip
+    streams = (
+        Stream(
+            f"{name} db",
+            db_volume,
+            db,
+            db_span,
+            workers=threads,
+            outstanding=1,
+            think=think,
+            split_ops=True,
+            async_writes=True,
+        ),
+        Stream(f"{name} log", log_volume, log, log_span, rate=target * log_per_db_io),
+    )
+    return ApplicationWorkload(name, streams, params, "database IOPS come from the closed loop of threads")
+
+
+# -- Oracle Orion ---------------------------------------------------------------------------------------
+
+ORION_SMALL = AccessSpec(name="Orion small", sizes=(SizeShare(size=8192, pct=100),), read_pct=70,
+                         random_pct=100, align=8192)  # fmt: skip
+ORION_LARGE = AccessSpec(name="Orion large", sizes=(SizeShare(size=1024 * 1024, pct=100),), read_pct=70,
+                         random_pct=100, align=1024 * 1024)  # fmt: skip
+#: The DS5020 Orion target, the raw device ``\\\\.\\f:`` (Figure 17): the whole 557.793 GB (GiB) Oracle LUN
+#: (Figure 20). Figure 17 prints its size as 1,924,071,424 B, which is that size modulo 2**32 (Orion
+#: 10.2 printed it as a 32-bit number): 139 x 2**32 + 1,924,071,424 B = 557.792 GiB. Table 3's minimum
+#: latency (5.42 ms at one outstanding IO, reads and writes alike) is a 15K drive's full-stroke random
+#: IO time, not that of a 1.8 GiB region.
+ORION_DS5020_SPAN = 139 * 2**32 + 1_924_071_424
+
+_ORION_PARAMS = {
+    "small_io_size": documented(8, "KiB", f"{_DOC}, Appendix: 'Small IO size: 8 KB'"),
+    "large_io_size": documented(1024, "KiB", f"{_DOC}, Appendix: 'Large IO size: 1024 KB'"),
+    "write_pct": documented(30, "%", f"{_DOC}, Appendix: 'Write: 30%'"),
+    "num_disks": documented(5, "count", f"{_DOC}, Appendix: 'Num_disks: 5'"),
+}
+
+
+def orion_small(
+    name: str = "orion small", *, outstanding: int = 25, volume: str = "oracle", span: int = ORION_DS5020_SPAN
+) -> ApplicationWorkload:
+    """Orion small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the test target
+    (the whole Oracle LUN in the DS5020 run, :data:`ORION_DS5020_SPAN`). Orion's basic matrix peaks at
+    25 outstanding (5 x num_disks)."""
+    params = dict(_ORION_PARAMS, outstanding_small=documented(outstanding, "count", f"{_DOC}, Figure 17: small "
+                  "points 1..25 (5 x Num_disks); peak IOPS at Small=25"))  # fmt: skip
+    return ApplicationWorkload(name, (Stream(name, volume, ORION_SMALL, span, workers=outstanding),), params)
+
+
+def orion_large(
+    name: str = "orion large", *, outstanding: int = 9, volume: str = "oracle", span: int = ORION_DS5020_SPAN
+) -> ApplicationWorkload:
+    """Orion large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes, over the test target
+    (:data:`ORION_DS5020_SPAN`; the DS5020 run's peak MB/s was at Large=9 of its 0..10 columns)."""
+    params = dict(_ORION_PARAMS, outstanding_large=documented(outstanding, "count", f"{_DOC}, Figure 17: maximum "
+                  "MBPS at Large=9 of 'Large Columns: 0..10'"))  # fmt: skip
+    return ApplicationWorkload(name, (Stream(name, volume, ORION_LARGE, span, workers=outstanding),), params)
+
+
+def orion_basic_matrix(num_disks: int = 5) -> list[tuple[int, int]]:
+    """Orion's ``-matrix basic`` points as (small outstanding, large outstanding): small alone at 1 ..
+    5 x num_disks, then large alone at 0 .. 2 x num_disks (36 points for 5 disks, as in Figure 17)."""
+    if isinstance(num_disks, bool) or not isinstance(num_disks, int) or num_disks < 1:
+        raise ValueError(f"num_disks must be an integer >= 1, got {num_disks!r}")
+    return [(s, 0) for s in range(1, 5 * num_disks + 1)] + [(0, q) for q in range(0, 2 * num_disks + 1)]
+
+
+# -- Iometer: the characterization and the cache IOPS test ----------------------------------------------
+
+
+SEQ_READ_1M = AccessSpec(name="1 MB sequential read", sizes=(SizeShare(size=1024 * 1024, pct=100),),
+                         read_pct=100, random_pct=0, align=512)  # fmt: skip
+
+
+def iometer_sequential_read(
+    name: str = "seq read",
+    *,
+    workers: int = 4,
+    outstanding: int = 16,
+    volume: str = "lun",
+    span: int = 557 * 10**9,
+) -> ApplicationWorkload:
+    """The DS5020 characterization per LUN: four workers, each with sixteen outstanding 1 MiB sequential
+    reads and its own sequential position from the start of the LUN (streams ``"<name> worker k"``).
+
+    Iometer keeps the sequential position per worker and target: each worker's target starts at its
+    starting sector and advances by its own transfers (Iometer source, ``src/IOTargetDisk.cpp``:
+    ``offset``, ``starting_position``), so four workers on one LUN read the same blocks, one after
+    another, rather than a quarter of the LUN each."""
+    params = {
+        "workers": documented(workers, "count", f"{_DOC}, Appendix, Characterization: 'Four workers'"),
+        "outstanding": documented(
+            outstanding, "count", f"{_DOC}, Appendix: 'sixteen I/O's per physical drive'"
+        ),
+        "io_size": documented(
+            1, "MB", f"{_DOC}: 'Maximum throughput was measured using 1 MB sequential reads'"
+        ),
+    }
+    return ApplicationWorkload(
+        name,
+        _iometer_workers(name, volume, SEQ_READ_1M, span, workers, outstanding),
+        params,
+        "each worker reads the LUN from its start on its own",
+    )
+
+
+def _iometer_workers(
+    name: str, volume: str, spec: AccessSpec, span: int, workers: int, outstanding: int
+) -> tuple[Stream, ...]:
+    """One stream per Iometer worker on one target, each with its own sequential position."""
+    return tuple(
+        Stream(f"{name} worker {k}", volume, spec, span, workers=1, outstanding=outstanding)
+        for k in range(1, workers + 1)
+    )
+
+
+SEQ_READ_512 = AccessSpec(name="512 B sequential read", sizes=(SizeShare(size=512, pct=100),),
+                          read_pct=100, random_pct=0, align=512)  # fmt: skip
+
+
+def iometer_cache_reads(
+    name: str = "cache reads",
+    *,
+    workers: int = 4,
+    outstanding: int = 16,
+    volume: str = "lun",
+    span: int = 557 * 10**9,
+) -> ApplicationWorkload:
+    """An IOPS-from-cache test per LUN: the characterization's workers (four, sixteen outstanding IOs
+    each, each from the start of the LUN) reading 512 B sequentially, so nearly every read finds its
+    block in the controller's cache. The DS5020 study reports IOPS from cache (Table 5) without its
+    access specification; the transfer size is an assumption."""
+    params = {
+        "workers": documented(workers, "count", f"{_DOC}, Appendix, Characterization: 'Four workers'"),
+        "outstanding": documented(outstanding, "count", f"{_DOC}, Appendix: 'sixteen I/O's per physical drive'"),
+        "io_size": assumed(512, "B", "not stated for Table 5's IOPS from cache; cache IOPS tests read the "
+                           "smallest transfer (512 B) sequentially so that reads hit the controller's cache"),
+    }  # fmt: skip
+    return ApplicationWorkload(
+        name,
+        _iometer_workers(name, volume, SEQ_READ_512, span, workers, outstanding),
+        params,
+        "each worker reads the LUN from its start on its own, 512 B at a time",
     )

@@ -9,34 +9,37 @@ import polars as pl
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
 from storagelab.studies.ilio.claims import tier2_iops
-from storagelab.workloads import applications as apps
+from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, ilio_extra_writes
+from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, login_vsi
 
 #: Desktops per host (each host runs its own ILIO VM): the study ran 75 sessions on one host.
-DESKTOPS_PER_HOST = 75
+DESKTOPS_PER_HOST = DESKTOPS
 
 
 def scale_out(
-    desktop_counts: list[int], *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+    desktop_counts: list[int],
+    *,
+    quick: bool = True,
+    seed: int = 1,
+    overrides: dict[str, object] | None = None,
 ) -> pl.DataFrame:
     """Login VSI (+ 38 IOPS Iometer) desktops behind ILIO at each count, 75 per host (one ILIO VM each):
     Tier-1 IOPS, the Tier-2 IOPS that reach the EqualLogic, the drives' utilisation, beside the 1,934 IOPS
     Iometer baseline."""
     rows = []
     for n in desktop_counts:
-        w = apps.combine("Login VSI + Iometer", [
-            apps.login_vsi(desktops=n, ramp=False, span=n * 4 * 10**9),
-            apps.ilio_extra_writes(desktops=n, span=n * 32 * 10**9),
+        w = combine("Login VSI + Iometer", [
+            login_vsi(desktops=n, ramp=False, span=n * SPAN_PER_DESKTOP),
+            ilio_extra_writes(desktops=n, span=n * DESKTOP_DISK),
         ])  # fmt: skip
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
-        res = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})}).run(
-            w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0
-        )
-        c = res.components()
+        topo = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})})
+        res = topo.run(w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0)
         tier2 = tier2_iops(res)
         rows.append({
             "desktops": n, "hosts": hosts, "tier1_iops": float(res.summary()["iops"].sum()), "tier2_iops": tier2,
-            "drive_utilisation": float(c.filter(pl.col("component").str.starts_with("NL-SAS")
-                                                & (pl.col("statistic") == "utilisation"))["value"].mean()),
+            "drive_utilisation": float(topo.role_stats(res, "drives", "utilisation")["value"].mean()),
             "baseline_iops": published_value("iom-eql-iops"),
         })  # fmt: skip
     return pl.DataFrame(rows)
@@ -46,27 +49,29 @@ def scale_out(
 CORNER_SPAN = 10**12
 
 
-def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
-    """The EqualLogic PS6100E's four corners (:func:`storagelab.four_corners.four_corners`), without
+def four_corners(
+    *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+) -> pl.DataFrame:
+    """The EqualLogic PS6100E's four corners (:func:`storagelab.analysis.four_corners.four_corners`), without
     ILIO in front, 32 IOs outstanding."""
-    from storagelab import four_corners as corners
+    from storagelab.analysis import four_corners as corners
 
     return corners.four_corners(lambda: preset.equallogic(**(overrides or {})), span=CORNER_SPAN, seed=seed,
                                 **corners.run_times(quick))  # fmt: skip
 
 
-def _vsi(desktops: int, extra_writes: bool) -> apps.ApplicationWorkload:
-    parts = [apps.login_vsi(desktops=desktops, ramp=False, span=desktops * 4 * 10**9)]
+def _vsi(desktops: int, extra_writes: bool) -> ApplicationWorkload:
+    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)]
     if extra_writes:
-        parts.append(apps.ilio_extra_writes(desktops=desktops, span=desktops * 32 * 10**9))
-    return apps.combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
+        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
+    return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
 
 
 def reduction_sweep(
     *,
     unique_shares: list[float],
     ram_gb: list[float],
-    desktops: int = 75,
+    desktops: int = DESKTOPS,
     quick: bool = True,
     seed: int = 1,
     overrides: dict[str, object] | None = None,
@@ -87,11 +92,10 @@ def reduction_sweep(
             o[key] = (value, "GB") if key == "ilio_ram" else value
         topo = preset.equallogic(ilio=True, **o)
         res = topo.run(_vsi(desktops, extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
-        c = res.components()
         t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res)
-        link = c.filter((pl.col("component") == "1 GbE") & (pl.col("statistic") == "mb_per_s"))["value"][0]
-        drives = c.filter(pl.col("component").str.starts_with("NL-SAS") & (pl.col("statistic") == "utilisation"))
-        memory = c.filter(pl.col("component").str.starts_with("Atlantis ILIO") & (pl.col("statistic") == "memory_gb"))
+        link = topo.role_stats(res, "link", "mb_per_s")["value"][0]
+        drives = topo.role_stats(res, "drives", "utilisation")
+        memory = topo.role_stats(res, "ILIO", "memory_gb")
         rows.append({
             "axis": axis, "value": float(value), "desktops": desktops, "tier1_iops": t1, "tier2_iops": t2,
             "tier2_mb_s": float(link), "reduction_pct": 100 * (1 - t2 / t1),
@@ -100,7 +104,9 @@ def reduction_sweep(
     return pl.DataFrame(rows)
 
 
-def capacity_per_desktop(unique_shares: list[float], desktop_counts: list[int], **overrides: object) -> pl.DataFrame:
+def capacity_per_desktop(
+    unique_shares: list[float], desktop_counts: list[int], **overrides: object
+) -> pl.DataFrame:
     """Array capacity per desktop (GB) from the content model's arithmetic, not a simulation: the shared
     image stored once, compressed, plus each desktop's diverged blocks, compressed:
     image / ratio x (1 / desktops + unique share)."""
@@ -118,7 +124,7 @@ def extra_write_rate() -> pl.DataFrame:
     delay ends on a tick of the desktop's Windows timer (a burst then repeats every whole number of
     ticks), and what the study states. IOs are taken to take no time: on ILIO they take under a
     millisecond, far less than the 8 ms a burst has before its next tick."""
-    w = apps.ilio_extra_writes(desktops=1)
+    w = ilio_extra_writes(desktops=1)
     think = w.streams[0].think
     n, delay, tick = think.burst_length, think.delay, think.timer_tick
     return pl.DataFrame({

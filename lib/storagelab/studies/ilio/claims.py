@@ -12,11 +12,12 @@ from storagelab.calibration.claims import Point, Scenario, published_value
 from storagelab.provenance import Param
 from storagelab.studies.fits import fits_of
 from storagelab.studies.ilio import preset
-from storagelab.workloads import applications as apps
+from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, atlantis_vdi_iometer, ilio_extra_writes
+from storagelab.workloads import catalogue
+from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
 
 STUDY = "ilio"
-DESKTOPS = 75
-BOOT_DURATION_S = 12.0
 
 
 #: Fitted: the Iometer test file of the EqualLogic baseline (GB); see :func:`fit`.
@@ -24,16 +25,16 @@ FITTED_TEST_FILE_GB = 4.46
 TEST_FILE_FITTED_ON = ("iom-eql-lat",)
 
 
-def baseline_workload(test_file_gb: float = FITTED_TEST_FILE_GB) -> apps.ApplicationWorkload:
+def baseline_workload(test_file_gb: float = FITTED_TEST_FILE_GB) -> ApplicationWorkload:
     """Iometer with the Atlantis VDI pattern on the EqualLogic (7.1.3) over a test file of
     ``test_file_gb``: the file's size is not stated (the desktop's disk is 32 GB), and a read latency of
     1.08 ms on 7.2K drives says most reads hit the controller's cache, so it is fitted on that latency
     (:func:`fit`): it is the Iometer test's working set, not a property of the array."""
-    if not 0 < test_file_gb <= 32:
+    if not 0 < test_file_gb <= DESKTOP_DISK / 1e9:
         raise ValueError(f"EqualLogic baseline: test_file_gb must be in (0, 32] GB, got {test_file_gb!r}")
     size = Param(test_file_gb, "GB", "fit", "the Iometer test file: read latency 1.0752 ms (iom-eql-lat) by "
                  "storagelab.studies.ilio.claims.fit", fitted_on=TEST_FILE_FITTED_ON)  # fmt: skip
-    return apps.atlantis_vdi_iometer(span=int(test_file_gb * 1e9)).with_param("span", size)
+    return atlantis_vdi_iometer(span=int(test_file_gb * 1e9)).with_param("span", size)
 
 
 def _read_latency_ms(test_file_gb: float, seed: int, quick: bool) -> float:
@@ -49,7 +50,9 @@ def fit(seed: int = 1, quick: bool = False) -> float:
     the long-run fit with seed 1, rounded to 10 MB."""
     target = published_value("iom-eql-lat")
     cache_gb = preset.equallogic().param("controller_cache").si / 1e9
-    return float(brentq(lambda g: _read_latency_ms(g, seed, quick) - target, cache_gb, 32.0, xtol=1e-3))
+    return float(
+        brentq(lambda g: _read_latency_ms(g, seed, quick) - target, cache_gb, DESKTOP_DISK / 1e9, xtol=1e-3)
+    )
 
 
 def power_on_interval_s() -> float:
@@ -58,7 +61,7 @@ def power_on_interval_s() -> float:
     return (published_value("boot-time-75") - BOOT_DURATION_S) / DESKTOPS
 
 
-def iometer_on_ilio_workload() -> apps.ApplicationWorkload:
+def iometer_on_ilio_workload() -> ApplicationWorkload:
     """Iometer on a desktop behind ILIO: four workers (the screenshot's Worker 1-4) with the Atlantis VDI
     pattern; their outstanding IOs are not stated, so they are fitted by Little's law on the published
     figures: 36,676 IOPS x 0.435 ms = 16 IOs in flight, 4 per worker."""
@@ -68,18 +71,18 @@ def iometer_on_ilio_workload() -> apps.ApplicationWorkload:
         per_worker, "count", "fit", f"Little's law: {iops:,.0f} IOPS x {lat_ms} ms / 4 workers",
         fitted_on=("iom-ilio-lat-read", "iom-ilio-lat-write"),
     )  # fmt: skip
-    return apps.atlantis_vdi_iometer(workers=4, outstanding=per_worker).with_param("outstanding", outstanding)
+    return atlantis_vdi_iometer(workers=4, outstanding=per_worker).with_param("outstanding", outstanding)
 
 
-def boot_storm_workload() -> apps.ApplicationWorkload:
+def boot_storm_workload() -> ApplicationWorkload:
     """The 75-desktop boot storm behind ILIO, the broker interval fitted on the published boot time."""
     interval = Param(
         power_on_interval_s(), "s", "fit", "(170 s - one 12 s boot) / 75 desktops, on the published boot time",
         fitted_on=("boot-time-75",),
     )  # fmt: skip
-    storm = apps.boot_storm(desktops=DESKTOPS, power_on_rate=1 / interval.value, boot_duration=BOOT_DURATION_S,
-                            span=32 * 10**9)  # fmt: skip
-    return apps.combine("boot storm", [storm.with_param("power_on_interval", interval)])
+    storm = catalogue.boot_storm(desktops=DESKTOPS, power_on_rate=1 / interval.value,
+                                 boot_duration=BOOT_DURATION_S, span=DESKTOP_DISK)  # fmt: skip
+    return combine("boot storm", [storm.with_param("power_on_interval", interval)])
 
 
 def scenarios() -> list[Scenario]:
@@ -91,13 +94,13 @@ def scenarios() -> list[Scenario]:
         read = s.filter(pl.col("class") == "atlantis vdi read")
         return {"iom-eql-iops": float(s["iops"].sum()), "iom-eql-lat": float(read["mean_ms"][0])}
 
-    def tier_iops(workload: apps.ApplicationWorkload, seed: int, t: dict[str, float]) -> tuple[float, float]:
+    def tier_iops(workload: ApplicationWorkload, seed: int, t: dict[str, float]) -> tuple[float, float]:
         res = preset.equallogic(ilio=True).run(workload, seed=seed, **t)
         return float(res.summary()["iops"].sum()), tier2_iops(res)
 
     def login_vsi(seed: int, quick: bool) -> dict[str, float]:
-        w = apps.combine("Login VSI + Iometer", [
-            apps.login_vsi(desktops=DESKTOPS, ramp=False), apps.ilio_extra_writes(desktops=DESKTOPS),
+        w = combine("Login VSI + Iometer", [
+            catalogue.login_vsi(desktops=DESKTOPS, ramp=False), ilio_extra_writes(desktops=DESKTOPS),
         ])  # fmt: skip
         t1, t2 = tier_iops(w, seed, {"warmup": 2.0, "duration": 10.0 if quick else 60.0})
         return {"vsi-t1-peak": t1, "vsi-t2-peak": t2}
@@ -127,9 +130,13 @@ def scenarios() -> list[Scenario]:
             STUDY,
             "EqualLogic capacity per desktop, 500 desktops (content model)",
             (
-                Point(STUDY, "cap-per-desktop", "EqualLogic capacity per desktop, 500 desktops (GB)",
-                      note="arithmetic on the content model: image / compression x (1 / desktops + unique share)",
-                      derived=True),
+                Point(
+                    STUDY,
+                    "cap-per-desktop",
+                    "EqualLogic capacity per desktop, 500 desktops (GB)",
+                    note="arithmetic on the content model: image / compression x (1 / desktops + unique share)",
+                    derived=True,
+                ),
             ),
             capacity,
         ),
@@ -137,12 +144,26 @@ def scenarios() -> list[Scenario]:
             STUDY,
             "Iometer on ILIO (Atlantis VDI pattern, 4 workers x 4 outstanding)",
             (
-                Point(STUDY, "iom-ilio-iops", "Iometer IOPS on ILIO (one host)",
-                      note="ILIO's CPU time per IO is fitted on it"),
-                Point(STUDY, "iom-ilio-lat-read", "Iometer read latency on ILIO (ms)",
-                      note="the outstanding IOs are fitted on it (Little's law)", claim="ilio-iometer-latency-rw"),
-                Point(STUDY, "iom-ilio-lat-write", "Iometer write latency on ILIO (ms)",
-                      note="the outstanding IOs are fitted on it (Little's law)", claim="ilio-iometer-latency-rw"),
+                Point(
+                    STUDY,
+                    "iom-ilio-iops",
+                    "Iometer IOPS on ILIO (one host)",
+                    note="ILIO's CPU time per IO is fitted on it",
+                ),
+                Point(
+                    STUDY,
+                    "iom-ilio-lat-read",
+                    "Iometer read latency on ILIO (ms)",
+                    note="the outstanding IOs are fitted on it (Little's law)",
+                    claim="ilio-iometer-latency-rw",
+                ),
+                Point(
+                    STUDY,
+                    "iom-ilio-lat-write",
+                    "Iometer write latency on ILIO (ms)",
+                    note="the outstanding IOs are fitted on it (Little's law)",
+                    claim="ilio-iometer-latency-rw",
+                ),
             ),
             iometer_on_ilio,
         ),

@@ -14,19 +14,22 @@ queues (elevator).
 
 from __future__ import annotations
 
-from storagelab import raid
+from collections.abc import Callable
+
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel import Delay, Link, Path, Station
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.kernel.component import Component
+from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.workloads.content import ContentModel
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
-
 
 
 def params(ilio: bool = False) -> dict[str, Param]:
@@ -112,13 +115,14 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     # hit ratios follow from what each workload reads and the cache's size (an LRU's steady state)
     cache = WorkingSetReadCache("controller read cache", hit, wcache, int(p["controller_cache"].si))
     controller = Link(  # the controller's time and data movement: one queue, no second direction
-        "controller", bandwidth=p["controller_bandwidth"].si, per_io_overhead=p["controller_overhead"].si,
+        "controller",
+        bandwidth=p["controller_bandwidth"].si,
+        per_io_overhead=p["controller_overhead"].si,
         duplex=False,
     )
-    array = Path(
-        "EqualLogic",
-        [Delay("iSCSI", p["iscsi_latency"].si), Link("1 GbE", p["link_rate"].si), controller, cache],
-    )
+    link = Link("1 GbE", p["link_rate"].si)
+    array = Path("EqualLogic", [Delay("iSCSI", p["iscsi_latency"].si), link, controller, cache])
+    roles: dict[str, list[Component]] = {"drives": list(drives), "link": [link]}
     volume = array
     if ilio:
         content = ContentModel(
@@ -128,6 +132,7 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         per_block = p["ilio_cpu_per_io"].si
         hosts = int(p["ilio_hosts"].value)
         instances = []
+        roles["ILIO"] = instances
         for h in range(1, hosts + 1):
             coalescer = WriteCoalescer(
                 f"ILIO write coalescing {h}", array, segment_bytes=int(p["ilio_segment"].si),
@@ -142,4 +147,11 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         # desktop its own range), each host's ILIO VM with its own RAM, CPUs and index
         volume = instances[0] if hosts == 1 else ReplicatedCluster("desktop hosts", instances, replicas=1,
                                                                    placement_bytes=1 << 30)  # fmt: skip
-    return Topology(name, {"vdi": volume}, p)
+    return Topology(name, {"vdi": volume}, p, roles=roles)
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    "EqualLogic PS6100E": equallogic,
+    "EqualLogic PS6100E behind Atlantis ILIO": lambda **o: equallogic(ilio=True, **o),
+}

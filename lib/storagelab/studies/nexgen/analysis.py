@@ -26,9 +26,9 @@ CORNER_SPAN = 500 * 10**9
 def four_corners(
     *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
 ) -> pl.DataFrame:
-    """The N5's four corners (:func:`storagelab.four_corners.four_corners`) over its six LUNs, 32 IOs
+    """The N5's four corners (:func:`storagelab.analysis.four_corners.four_corners`) over its six LUNs, 32 IOs
     outstanding per LUN, QoS off."""
-    from storagelab import four_corners as corners
+    from storagelab.analysis import four_corners as corners
 
     return corners.four_corners(lambda: preset.nexgen(**(overrides or {})), span=CORNER_SPAN, seed=seed,
                                 **corners.run_times(quick))  # fmt: skip
@@ -77,10 +77,9 @@ def qos_off_and_on(
     for qos in (0, 1):
         topo, res = _storm_run(qos, quick=quick, seed=seed, overrides=overrides or {})
         label = "QoS on" if qos else "QoS off"
-        stats = res.components().filter(pl.col("statistic") == "utilisation")
-        drives = stats.filter(pl.col("component").str.starts_with("NL-SAS "))
+        drives = topo.role_stats(res, "drives", "utilisation")
         u = pl.concat([
-            stats.filter(pl.col("component").str.contains("port|processor|^ioMemory [AB]$")).select("component", "value"),
+            topo.role_stats(res, "front end", "utilisation").select("component", "value"),
             pl.DataFrame({"component": ["NL-SAS drives (mean)"], "value": [float(drives["value"].mean())]}),
         ])  # fmt: skip
         util.append(u.select("component", utilisation=pl.col("value")).with_columns(qos=pl.lit(label)))
@@ -169,12 +168,12 @@ def host_cache_warmup(
     hit ratio is a function of reads per cached block, so the warm-up takes ``1 / scale`` times as long on
     the full disk at the same IO rates. Per second: ``hit_ratio``, host-cache IOPS, array OLTP IOPS,
     orders per minute, and ``full_size_min`` (the time at the study's size, in minutes)."""
-    from storagelab.workloads import applications as apps
+    from storagelab.workloads.catalogue import dvd_store
 
     guest = 50 * scale
     topo = preset.nexgen(**{"qos": 1, **(overrides or {}), "host_cache": 1, "host_cache_warm": 0,
                             "host_cache_guest_disk": f"{guest} GB"})  # fmt: skip
-    workload = apps.dvd_store(think=0.0, ios_per_order=IOS_PER_ORDER, span=int(4 * guest * 1e9))
+    workload = dvd_store(think=0.0, ios_per_order=IOS_PER_ORDER, span=int(4 * guest * 1e9))
     res = topo.run(workload, seed=seed, warmup=0.0, duration=duration)
     cache = topo.parts["host cache"].timeline()
     oltp = res.rates(1.0).filter(pl.col("class") == "oltp").select(time_s="start_s", iops="iops")

@@ -3,7 +3,7 @@ from ``datasets/nexgen.csv`` so that the scheduler's settings and the published 
 
 from __future__ import annotations
 
-from storagelab import datasets
+from storagelab.published import datasets
 from storagelab.qos.service_levels import ServiceLevel
 
 #: Figure 9: each LUN's policy and storage processor (the model's volume names).

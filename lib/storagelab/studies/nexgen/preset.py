@@ -16,27 +16,30 @@ OLTP and Exchange databases are read from the drives.
 
 OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
 work per page), and with ``host_cache=1`` (scenario 2) each VM's database disk is cached by ioTurbine on
-the host's ioDrive2 (:mod:`storagelab.host_cache`), warm (``host_cache_warm=0``: cold, block by block).
+the host's ioDrive2 (:mod:`storagelab.architectures.host_cache`), warm (``host_cache_warm=0``: cold, block by block).
 The DVD-SQL LUN's latency as the array sees it (below the vCPUs and the host cache: what the N5's own
 statistics and its QoS latency targets refer to) is measured by the part ``"oltp array response"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from storagelab import raid
+from storagelab.architectures.host_cache import guest_caches, host_cache_params
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
+from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.extent import Extent, Lun
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
-from storagelab.host_cache import guest_caches, host_cache_params
 from storagelab.kernel import Component, Deterministic, Link, Mirror, Path, ResponseTimeProbe, Station
 from storagelab.kernel.io import IORequest
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
+from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.qos import ServiceLevels
 from storagelab.studies.nexgen.policies import LUN_POLICY, lun_levels
-from storagelab.topology import Topology
+from storagelab.workloads.catalogue.oltp import IOS_PER_ORDER
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 _SFD3 = ("virtualtothecore.com, '#SFD3: An analysis of NexGen Storage': 'The models offers speed ranging from "
@@ -48,9 +51,9 @@ VOLUMES = tuple(LUN_POLICY)
 VDI_LUNS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
 #: SQL Server CPU per page IO (us), fitted by arithmetic on scenario 2's OPM (the midpoint of 35,000-40,000):
 #: with the host cache warm the 16 vCPUs bound the order rate, 16 / (18 IOs x c) orders/s = 37,500 / 60
-#: (18: :data:`storagelab.studies.nexgen.workloads.IOS_PER_ORDER`, fitted on the same scenario).
+#: (:data:`storagelab.workloads.catalogue.oltp.IOS_PER_ORDER`, 18, fitted on the same scenario).
 #: ``tests/test_host_cache.py`` re-derives it and checks that the simulated OPM is that bound.
-SQL_CPU_PER_IO_US = 16 * 60 / (18 * 37_500) * 1e6
+SQL_CPU_PER_IO_US = 16 * 60 / (IOS_PER_ORDER * 37_500) * 1e6
 #: The SQL Server VMs whose database disks ioTurbine caches (Figure 53: SQL01-04).
 SQL_VMS = 4
 
@@ -137,13 +140,14 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     }  # fmt: skip
     n_ports = int(p["iscsi_ports"].value)
     ports = [Link(f"10GbE port {i + 1}", p["port_rate"].si) for i in range(n_ports)]
-    cards = {}
+    cards, card_units = {}, []
     for sp in "AB":
         ssd = p.device("flash_device")
         ssd.capacity = int(p["flash_capacity"].si)
         # the tier's frames hold the hot data and the writes whatever their LUN address: the volumes'
         # addresses wrap over the 2.4 TB (the drives, RAID-10, bound how much data the array holds)
         card = flash_drive(f"ioMemory {sp}", ssd)
+        card_units.append(card.backend if isinstance(card, WriteBackBuffer) else card)  # the card's flash
         cards[sp] = Extent(f"ioMemory {sp} frames", card, length=ssd.capacity, wrap=True)
     n_hdd = int(p["hdd_count"].value)
     if p["hdd_raid"].value != 10 or n_hdd % 2:
@@ -164,7 +168,9 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         # QoS policies are the LUNs' (Figure 9); each LUN is thin in the drives' pool, which bounds its data
         volumes[vol] = Lun(f"LUN {vol}", VOLUMES.index(vol), path, capacity=pool)
     # the SQL host: vCPUs first, then (scenario 2) each VM's ioTurbine cache on the host's ioDrive2
-    vcpus = Station("SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value))
+    vcpus = Station(
+        "SQL Server vCPUs", Deterministic(p["sql_cpu_per_io"].si), servers=int(p["sql_vcpus"].value)
+    )
     cache_on = bool(p["host_cache"].value)
     card_device = p.device("host_cache_card")
     hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value
@@ -184,4 +190,22 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         oltp, parts = caches, {**parts, "host cache": caches, "cache card": card}
         name += " + ioTurbine"
     volumes["oltp"] = Path("oltp host", [vcpus, oltp])
-    return Topology(name, volumes, p, parts=parts)
+    roles: dict[str, list[Component]] = {
+        "drives": hdds, "front end": [*ports, *sps.values(), *card_units], "host vCPUs": [vcpus],
+    }  # fmt: skip
+    return Topology(name, volumes, p, parts=parts, roles=roles)
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {"NexGen N5-150": nexgen}
+
+#: Where each workload kind of a comparison goes on the N5's volumes (Figure 9): databases on their LUNs,
+#: desktops over the four VDI LUNs; what the study did not run goes on the Exchange LUN's processor side (an
+#: assumption).
+PLACEMENTS: dict[str, dict[str, list[str]]] = {
+    "NexGen N5-150": {
+        "oltp": ["oltp"], "exchange": ["exchange"], "boot_storm": ["vdt-a", "vdt-b", "vdt-c", "vdt-d"],
+        "vdi_steady": ["vdt-a", "vdt-b", "vdt-c", "vdt-d"], "web": ["exchange"], "scan": ["exchange"],
+        "backup": ["exchange"],
+    }
+}  # fmt: skip

@@ -6,14 +6,15 @@ service levels apply and results split by LUN."""
 from __future__ import annotations
 
 from storagelab.provenance import Param
-from storagelab.workloads import applications as apps
+from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.catalogue import boot_storm, dvd_store, loadgen_outlook_200, login_vsi
+from storagelab.workloads.catalogue.oltp import DVD_STORE_THINK_S, IOS_PER_ORDER
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S, SPAN_PER_DESKTOP
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 DESKTOPS = 600
 #: The VDI LUNs, 150 desktops each (Figure 9).
 POOLS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
-BOOT_DURATION_S = 12.0
-IOS_PER_ORDER = 18
 #: The broker's power-on interval, fitted (by arithmetic) on the published storm length s1-boot-time:
 #: (5 min x 60 - one 12 s boot) / 600 desktops. The storm length the simulation reports is then this
 #: arithmetic again, so that claim is ``derived``. A test re-derives the stored value.
@@ -26,37 +27,40 @@ POWER_ON_INTERVAL = Param(
 
 #: DVD Store think time per scenario (s): 'Think time: 100 milliseconds' (medium OLTP, scenario 1); 'the
 #: think time reduced to 0ms' (heavy OLTP, scenario 2).
-THINK_S = {1: 0.1, 2: 0.0}
+THINK_S = {1: DVD_STORE_THINK_S, 2: 0.0}
 
 
-def _base(scenario: int) -> list[apps.ApplicationWorkload]:
-    return [apps.dvd_store(ios_per_order=IOS_PER_ORDER, think=THINK_S[scenario]), apps.loadgen_outlook_200()]
+def _base(scenario: int) -> list[ApplicationWorkload]:
+    return [dvd_store(ios_per_order=IOS_PER_ORDER, think=THINK_S[scenario]), loadgen_outlook_200()]
 
 
-def boot_storm_workload(desktops: int = DESKTOPS, scenario: int = 1) -> apps.ApplicationWorkload:
+def boot_storm_workload(desktops: int = DESKTOPS, scenario: int = 1) -> ApplicationWorkload:
     """OLTP + Exchange + the boot storm of ``desktops`` desktops (600 in the study) in four equal pools,
     at the fitted broker interval. The broker's order across the pools is not stated: the pools are
     powered on interleaved, each at a quarter of the broker's rate, so all four storms last as long as
     the whole. ``scenario`` 2: the heavy OLTP (no think time)."""
     per_pool = desktops // len(POOLS)
     if per_pool < 1 or desktops % len(POOLS):
-        raise ValueError(f"NexGen boot storm: desktops must be a positive multiple of {len(POOLS)}, got {desktops}")
+        raise ValueError(
+            f"NexGen boot storm: desktops must be a positive multiple of {len(POOLS)}, got {desktops}"
+        )
     rate = 1 / POWER_ON_INTERVAL.value / len(POOLS)
     storms = [
-        apps.boot_storm(pool, desktops=per_pool, power_on_rate=rate, boot_duration=BOOT_DURATION_S, volume=pool)
-        .with_param("power_on_interval", POWER_ON_INTERVAL)
+        boot_storm(
+            pool, desktops=per_pool, power_on_rate=rate, boot_duration=BOOT_DURATION_S, volume=pool
+        ).with_param("power_on_interval", POWER_ON_INTERVAL)
         for pool in POOLS
     ]
-    return apps.combine("boot storm window", [*_base(scenario), *storms])
+    return combine("boot storm window", [*_base(scenario), *storms])
 
 
-def steady_workload(scenario: int = 1) -> apps.ApplicationWorkload:
+def steady_workload(scenario: int = 1) -> ApplicationWorkload:
     """OLTP + Exchange + 600 Login VSI desktops at steady state, 150 per VDI LUN (``scenario`` 2: the
     heavy OLTP)."""
     per_pool = DESKTOPS // len(POOLS)
-    pools = [apps.login_vsi(pool, desktops=per_pool, ramp=False, volume=pool, span=per_pool * 4 * 10**9)
+    pools = [login_vsi(pool, desktops=per_pool, ramp=False, volume=pool, span=per_pool * SPAN_PER_DESKTOP)
              for pool in POOLS]  # fmt: skip
-    return apps.combine("Login VSI window", [*_base(scenario), *pools])
+    return combine("Login VSI window", [*_base(scenario), *pools])
 
 
 def storm_length_s() -> float:

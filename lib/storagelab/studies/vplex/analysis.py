@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from storagelab.calibration import interval
 from storagelab.components.replication import LinkLoss, LinkRestore, SiteLoss
 from storagelab.kernel import FixedSampler, OpenSource
-from storagelab.simulation import simulate
+from storagelab.kernel.replications import interval
+from storagelab.kernel.simulation import simulate
 from storagelab.studies.vplex import preset
 
 #: The study's simulated OLTP (Figure 17): 8 KB and 64 KB IOs, roughly equal reads and writes. IO/s per
@@ -52,7 +52,9 @@ def metro_latency_vs_rtt(
             else:
                 topo = preset.vplex_metro(**{**(overrides or {}), "wan_rtt": rtt})
             lun = topo.volumes["lun"]
-            res = simulate(lun, _oltp_sources(lun), duration=duration + 0.2, warmup=0.2, seed=seed + r, progress=False)
+            res = simulate(
+                lun, _oltp_sources(lun), duration=duration + 0.2, warmup=0.2, seed=seed + r, progress=False
+            )
             for row in res.summary().iter_rows(named=True):
                 per_stream[row["class"]].append(row["mean_ms"])
         for stream, values in per_stream.items():
@@ -65,7 +67,12 @@ def metro_latency_vs_rtt(
 def rule_of_thumb(rtts_ms: Sequence[float]) -> pl.DataFrame:
     """The study's rule of thumb as points to draw: host write latency 1x and 3x the RTT (ms)."""
     return pl.DataFrame(
-        [{"rtt_ms": r, "mean_ms": k * r, "stream": f"rule of thumb: {k}x RTT"} for r in rtts_ms if r > 0 for k in (1, 3)]
+        [
+            {"rtt_ms": r, "mean_ms": k * r, "stream": f"rule of thumb: {k}x RTT"}
+            for r in rtts_ms
+            if r > 0
+            for k in (1, 3)
+        ]
     )
 
 
@@ -122,7 +129,9 @@ def metro_drill(
     second and site: IOPS; and the failure log (what each event cost)."""
     events = [LinkLoss(2.0), LinkRestore(5.0), SiteLoss(8.0, 0)]
     topo = preset.vplex_metro(failures=events, witness=True, **{"detection_time": "1 s", **(overrides or {})})
-    sources = _oltp_sources(topo.volumes["lun"], "A: ", 0.25) + _oltp_sources(topo.volumes["lun @ B"], "B: ", 0.25)
+    sources = _oltp_sources(topo.volumes["lun"], "A: ", 0.25) + _oltp_sources(
+        topo.volumes["lun @ B"], "B: ", 0.25
+    )
     res = simulate(topo.volumes["lun"], sources, duration=11.0 if quick else 30.0, seed=seed, progress=False)
     rates = (
         res.rates(0.5)

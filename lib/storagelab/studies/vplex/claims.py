@@ -12,12 +12,12 @@ it is checked as host write throughput / drain rate = 1 when hosts write faster 
 
 from __future__ import annotations
 
+from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
 from storagelab.kernel import ClosedSource, FixedSampler, OpenSource
-from storagelab.simulation import simulate
+from storagelab.kernel.simulation import simulate
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vplex import preset
-from storagelab.topology import Topology
 
 STUDY = "vplex"
 SIZES_KIB = (4, 8, 64, 256)
@@ -70,7 +70,10 @@ def adders(seed: int, quick: bool) -> dict[str, float]:
     for k in ADDER_SIZES_KIB:
         size = k * 1024
         rate = {op: ADDER_LOAD * preset.capacity_iops(preset.xtremio(1), op, size) for op in (True, False)}
-        native = {op: _mean_ms(preset.xtremio(1), "lun", size, op, rate[op], MISS_SPAN, seed, quick) for op in (True, False)}
+        native = {
+            op: _mean_ms(preset.xtremio(1), "lun", size, op, rate[op], MISS_SPAN, seed, quick)
+            for op in (True, False)
+        }
         hit = _mean_ms(preset.vplex_local(), "lun", size, True, rate[True], HIT_SPAN, seed, quick,
                        warm_ios=16 * HIT_SPAN // 4096)  # fmt: skip
         out[f"readhit-latency-range-low [{k} KiB]"] = hit
@@ -81,7 +84,9 @@ def adders(seed: int, quick: bool) -> dict[str, float]:
         metro_miss = _mean_ms(preset.vplex_metro(), "lun", size, True, rate[True], MISS_SPAN, seed, quick)
         out[f"readmiss-adder-metro-overview-range-low [Metro {k} KiB]"] = metro_miss - native[True]
         for rtt in METRO_RTTS_MS:
-            w = _mean_ms(preset.vplex_metro(wan_rtt=rtt), "lun", size, False, rate[False], MISS_SPAN, seed, quick)
+            w = _mean_ms(
+                preset.vplex_metro(wan_rtt=rtt), "lun", size, False, rate[False], MISS_SPAN, seed, quick
+            )
             out[f"write-adder-metro-range-low [RTT {rtt:g} ms, {k} KiB]"] = w - native[False] - rtt
             if rtt > 0:
                 out[f"metro-write-rtt-multiple-range-low [{k} KiB]"] = w / rtt
@@ -137,13 +142,23 @@ def scenarios() -> list[Scenario]:
             ),
             two_bricks,
         ),
-        Scenario(STUDY, "VPLEX Local and Metro latency over native XtremIO (4 and 8 KiB, 10 % load)", _adder_points(), adders),
+        Scenario(
+            STUDY,
+            "VPLEX Local and Metro latency over native XtremIO (4 and 8 KiB, 10 % load)",
+            _adder_points(),
+            adders,
+        ),
         Scenario(
             STUDY,
             "VPLEX Geo writes above the drain rate",
             (
-                Point(STUDY, "geo-drain-rate-limit", "host write MB/s on VPLEX Geo over the drain rate (the WAN), "
-                      "hosts writing faster than it drains", note="qualitative statement, checked as a ratio"),
+                Point(
+                    STUDY,
+                    "geo-drain-rate-limit",
+                    "host write MB/s on VPLEX Geo over the drain rate (the WAN), "
+                    "hosts writing faster than it drains",
+                    note="qualitative statement, checked as a ratio",
+                ),
             ),
             geo_drain,
         ),
@@ -153,22 +168,63 @@ def scenarios() -> list[Scenario]:
 def _adder_points() -> tuple[Point, ...]:
     pts: list[Point] = []
     for k in ADDER_SIZES_KIB:
-        pts.append(Point(STUDY, "readhit-latency-range-low", f"VPLEX read-hit latency, {k} KiB (ms)", case=f"{k} KiB",
-                         range_with="readhit-latency-range-high", claim="vplex-readhit-latency"))
-        pts.append(Point(STUDY, "readmiss-adder-local-overview-range-low",
-                         f"VPLEX Local read-miss latency over native, {k} KiB (ms)", case=f"Local {k} KiB"))
-        pts.append(Point(STUDY, "readmiss-adder-metro-overview-range-low",
-                         f"VPLEX Metro read-miss latency over native, {k} KiB (ms)", case=f"Metro {k} KiB"))
-        pts.append(Point(STUDY, "write-adder-local-range-low", f"VPLEX Local write latency over native, {k} KiB (ms)",
-                         case=f"{k} KiB", range_with="write-adder-local-range-high", claim="vplex-write-adder-local"))
+        pts.append(
+            Point(
+                STUDY,
+                "readhit-latency-range-low",
+                f"VPLEX read-hit latency, {k} KiB (ms)",
+                case=f"{k} KiB",
+                range_with="readhit-latency-range-high",
+                claim="vplex-readhit-latency",
+            )
+        )
+        pts.append(
+            Point(
+                STUDY,
+                "readmiss-adder-local-overview-range-low",
+                f"VPLEX Local read-miss latency over native, {k} KiB (ms)",
+                case=f"Local {k} KiB",
+            )
+        )
+        pts.append(
+            Point(
+                STUDY,
+                "readmiss-adder-metro-overview-range-low",
+                f"VPLEX Metro read-miss latency over native, {k} KiB (ms)",
+                case=f"Metro {k} KiB",
+            )
+        )
+        pts.append(
+            Point(
+                STUDY,
+                "write-adder-local-range-low",
+                f"VPLEX Local write latency over native, {k} KiB (ms)",
+                case=f"{k} KiB",
+                range_with="write-adder-local-range-high",
+                claim="vplex-write-adder-local",
+            )
+        )
         for rtt in METRO_RTTS_MS:
-            pts.append(Point(STUDY, "write-adder-metro-range-low",
-                             f"VPLEX Metro write latency over native minus the RTT, RTT {rtt:g} ms, {k} KiB (ms)",
-                             case=f"RTT {rtt:g} ms, {k} KiB", range_with="write-adder-metro-range-high",
-                             claim="vplex-write-adder-metro"))
-        pts.append(Point(STUDY, "metro-write-rtt-multiple-range-low",
-                         f"VPLEX Metro host write latency over the RTT, RTT 1 ms, {k} KiB", case=f"{k} KiB",
-                         range_with="metro-write-rtt-multiple-range-high", claim="metro-write-rtt-multiple"))
+            pts.append(
+                Point(
+                    STUDY,
+                    "write-adder-metro-range-low",
+                    f"VPLEX Metro write latency over native minus the RTT, RTT {rtt:g} ms, {k} KiB (ms)",
+                    case=f"RTT {rtt:g} ms, {k} KiB",
+                    range_with="write-adder-metro-range-high",
+                    claim="vplex-write-adder-metro",
+                )
+            )
+        pts.append(
+            Point(
+                STUDY,
+                "metro-write-rtt-multiple-range-low",
+                f"VPLEX Metro host write latency over the RTT, RTT 1 ms, {k} KiB",
+                case=f"{k} KiB",
+                range_with="metro-write-rtt-multiple-range-high",
+                claim="metro-write-rtt-multiple",
+            )
+        )
     return tuple(pts)  # fmt: skip
 
 

@@ -20,17 +20,20 @@ host ports (one store-and-forward hop, as natively).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
-from storagelab import raid
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.architectures.two_sites import replication_params
+from storagelab.components import raid
 from storagelab.components.cache import ReadCache
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
-from storagelab.components.replication import AsyncReplica, Failure, Site, SyncMirror, WanLink
+from storagelab.components.replication import DeltaSetReplica, Failure, Site, SyncMirror, WanLink
 from storagelab.kernel import Component, Deterministic, Link, Path, Station
 from storagelab.kernel.io import IORequest
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "003_d9ad4d44f8318481.txt (EMC VPLEX with XtremIO 2.4)"
 BRICKS = (1, 2, 4)
@@ -130,39 +133,82 @@ def vplex_params(engines: int = 2, mode: str = "local") -> dict[str, Param]:
     fe_us = FIT_IO_BYTES / (fe_rate * 1e6 * fe_ports) * 1e6
     director_us = READ_HIT_FIT_S * 1e6 - fe_us
     out = {
-        "engines": Param(engines, "count", "document", f"{_DOC}: 'One, two, or four engines'; the Metro tests "
-                         "used a dual engine system", choices=ENGINES),
-        "directors_per_engine": Param(2, "count", "document", f"{_DOC}: 'A VPLEX VS2 Engine is a chassis "
-                                      "containing two directors'"),
-        "fe_ports_per_director": Param(4, "count", "document", f"{_DOC}: 'one four-port 8 Gb/s Fibre Channel I/O "
-                                       "module used for front-end SAN (host) connectivity'"),
-        "fe_port_rate": Param(fe_rate, "MB/s", "device-physics", "8 Gb FC: 800 MB/s of payload per direction; "
-                              f"{_DOC}: 'each VS2 port can supply full line rate'", capacity="rate"),
-        "cores_per_director": Param(6, "count", "assumption", "one six-core CPU per VS2 director, recalled from "
-                                    "EMC's hardware description (in no document in datasets/)"),
-        "director_time": Param(round(director_us, 2), "us", "fit", "director CPU time per pass of an IO: a read "
-                               "hit takes one pass, a read miss and a write two (on the way in, and when the "
-                               "array answers); fitted so that a 4 KiB read hit at light load takes 85 us, the "
-                               f"low end of the study's 85-150 us, after the 4 KiB crosses the front end ({fe_us:.2f} "
-                               f"us at the {fe_ports} ports' combined rate, {FIT_ENGINES} engines)",
-                               fitted_on=("readhit-latency-range-low",),
-                               capacity="time"),
-        "cache_per_engine": Param(72, "GB", "document", f"{_DOC}: Table 2, VS2 single engine 72 GB, dual 144, "
-                                  "quad 288"),
-        "cache_page": Param(4, "KiB", "assumption", "VPLEX cache page of 4 KiB, the block size hosts and XtremIO "
-                            "use; not stated"),
+        "engines": Param(
+            engines,
+            "count",
+            "document",
+            f"{_DOC}: 'One, two, or four engines'; the Metro tests used a dual engine system",
+            choices=ENGINES,
+        ),
+        "directors_per_engine": Param(
+            2, "count", "document", f"{_DOC}: 'A VPLEX VS2 Engine is a chassis containing two directors'"
+        ),
+        "fe_ports_per_director": Param(
+            4,
+            "count",
+            "document",
+            f"{_DOC}: 'one four-port 8 Gb/s Fibre Channel I/O "
+            "module used for front-end SAN (host) connectivity'",
+        ),
+        "fe_port_rate": Param(
+            fe_rate,
+            "MB/s",
+            "device-physics",
+            f"8 Gb FC: 800 MB/s of payload per direction; {_DOC}: 'each VS2 port can supply full line rate'",
+            capacity="rate",
+        ),
+        "cores_per_director": Param(
+            6,
+            "count",
+            "assumption",
+            "one six-core CPU per VS2 director, recalled from "
+            "EMC's hardware description (in no document in datasets/)",
+        ),
+        "director_time": Param(
+            round(director_us, 2),
+            "us",
+            "fit",
+            "director CPU time per pass of an IO: a read "
+            "hit takes one pass, a read miss and a write two (on the way in, and when the "
+            "array answers); fitted so that a 4 KiB read hit at light load takes 85 us, the "
+            f"low end of the study's 85-150 us, after the 4 KiB crosses the front end ({fe_us:.2f} "
+            f"us at the {fe_ports} ports' combined rate, {FIT_ENGINES} engines)",
+            fitted_on=("readhit-latency-range-low",),
+            capacity="time",
+        ),
+        "cache_per_engine": Param(
+            72, "GB", "document", f"{_DOC}: Table 2, VS2 single engine 72 GB, dual 144, quad 288"
+        ),
+        "cache_page": Param(
+            4,
+            "KiB",
+            "assumption",
+            "VPLEX cache page of 4 KiB, the block size hosts and XtremIO use; not stated",
+        ),
     }
     if mode == "local":
         return out
+    # the two-site parameters every site pair has (storagelab.architectures.two_sites), with VPLEX's sources
+    pair = replication_params("metro")
     out |= {
-        "wan_rtt": Param(1.0, "ms", "document", f"{_DOC}: the Metro tests ran 'with an RTT latency of 0 "
-                         "milliseconds and an RTT latency of 1 millisecond'", low=0.0),
-        "wan_bandwidth": Param(1250, "MB/s", "assumption", "one 10 Gb/s inter-cluster link (the WAN COM module "
-                               "has two 10 GbE ports per director, but the study does not state the WAN it "
-                               "tested)", capacity="rate"),
-        "detection_time": Param(5, "s", "assumption", "time before the preferred cluster continues alone after "
-                                "losing its peer (VPLEX's detach delay, recalled as 5 s; not in the document)",
-                                low=0.0),
+        "wan_rtt": replace(
+            pair["wan_rtt"],
+            origin="document",
+            source=f"{_DOC}: the Metro tests ran 'with an RTT "
+            "latency of 0 milliseconds and an RTT latency of 1 millisecond'",
+        ),
+        "wan_bandwidth": replace(
+            pair["wan_bandwidth"],
+            source="one 10 Gb/s inter-cluster link (the WAN COM module "
+            "has two 10 GbE ports per director, but the study does not state the WAN it "
+            "tested)",
+        ),
+        "detection_time": replace(
+            pair["detection_time"],
+            source="time before the preferred cluster continues alone "
+            "after losing its peer (VPLEX's detach delay, recalled as 5 s; not in the "
+            "document)",
+        ),
     }
     if mode == "metro":
         return out
@@ -180,7 +226,9 @@ def _vplex_cluster(p: ParamSet, site: str) -> tuple[Link, Station]:
     """One VPLEX cluster's front end (its host ports) and directors (one pool of cores)."""
     engines = int(p["engines"].value)
     directors = engines * int(p["directors_per_engine"].value)
-    fe = Link(f"{site}VPLEX front-end ports", p["fe_port_rate"].si * p["fe_ports_per_director"].value * directors)
+    fe = Link(
+        f"{site}VPLEX front-end ports", p["fe_port_rate"].si * p["fe_ports_per_director"].value * directors
+    )
     cores = int(p["cores_per_director"].value) * directors
     return fe, Station(f"{site}VPLEX directors", Deterministic(p["director_time"].si), servers=cores)
 
@@ -219,7 +267,9 @@ def _two_clusters(p: ParamSet, write_back: bool) -> tuple[list[Site], list[tuple
         fe, director = _vplex_cluster(p, f"{site}: ")
         array = xtremio_array(p, f"{site}: XtremIO", prefix=f"{site}: ")
         local = Path(f"{site}: back end", [array, director])
-        from_peer = Path(f"{site}: writes from the peer", [director, array] if write_back else [director, array, director])
+        from_peer = Path(
+            f"{site}: writes from the peer", [director, array] if write_back else [director, array, director]
+        )
         sites.append(Site(site, local, apply=from_peer, cache=director if write_back else None))
         fronts.append((fe, director))
     return sites, fronts
@@ -264,11 +314,22 @@ def vplex_geo(
     wan = WanLink("inter-cluster WAN", p["wan_bandwidth"].si, p["wan_rtt"].si)
     sites, fronts = _two_clusters(p, write_back=True)
     cache_bytes = p["cache_per_engine"].si * int(p["engines"].value)
-    replica = AsyncReplica(
+    replica = DeltaSetReplica(
         "asynchronous consistency group", sites, wan, buffer_bytes=cache_bytes * p["delta_buffer"].value / 100,
         cycle=p["delta_cycle"].si, max_closed=int(p["deltas_closed"].value), failures=failures,
         detection_time=p["detection_time"].si, region_bytes=int(p["cache_page"].si),
     )  # fmt: skip
     fe, director = fronts[0]
     cache = _vplex_cache(p, "A: ", replica.at(0))
-    return Topology(name, {"lun": Path("A: lun", [fe, director, cache])}, p, parts={"replication": replica, "wan": wan})
+    return Topology(
+        name, {"lun": Path("A: lun", [fe, director, cache])}, p, parts={"replication": replica, "wan": wan}
+    )
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    **{f"XtremIO, {b} X-Brick(s)": (lambda b=b, **o: xtremio(b, **o)) for b in BRICKS},
+    "VPLEX Local + XtremIO": vplex_local,
+    "VPLEX Metro + XtremIO (two sites)": vplex_metro,
+    "VPLEX Geo + XtremIO (two sites)": vplex_geo,
+}

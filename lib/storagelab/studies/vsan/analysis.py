@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import polars as pl
 
-from storagelab.calibration.claims import interval, published_rows
+from storagelab.architectures.topology import Topology
+from storagelab.calibration.claims import published_rows
+from storagelab.kernel.replications import interval
+from storagelab.kernel.simulation import SimulationResult
 from storagelab.studies.vsan import preset
 from storagelab.studies.vsan.claims import (
     DRIVES_PER_HOST,
@@ -19,7 +24,7 @@ from storagelab.studies.vsan.claims import (
     protocol_iops,
     protocol_overrides,
 )
-from storagelab.workloads.applications import vsan_iometer
+from storagelab.studies.vsan.workloads import vsan_iometer
 
 __all__ = [
     "THRESHOLDS_MS",
@@ -43,7 +48,9 @@ def _mva(configuration: str, vms: int) -> float:
 def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
     """MVA throughput of the fitted model at each VM count (the analytic companion of the simulation;
     its capacity drives are FCFS queues, where the simulated drives reorder their queues)."""
-    return pl.DataFrame({"configuration": configuration, "vms": vms, "mva_iops": [_mva(configuration, n) for n in vms]})
+    return pl.DataFrame(
+        {"configuration": configuration, "vms": vms, "mva_iops": [_mva(configuration, n) for n in vms]}
+    )
 
 
 def cold_cache(
@@ -130,10 +137,12 @@ def service_levels(
 CORNER_SPAN = 480 * 10**9
 
 
-def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None) -> pl.DataFrame:
-    """Each configuration's four corners (:func:`storagelab.four_corners.four_corners`) on the datastore,
+def four_corners(
+    *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None
+) -> pl.DataFrame:
+    """Each configuration's four corners (:func:`storagelab.analysis.four_corners.four_corners`) on the datastore,
     64 IOs outstanding (the study's largest VM count, each VM at queue depth one)."""
-    from storagelab import four_corners as corners
+    from storagelab.analysis import four_corners as corners
 
     frames = [
         corners.four_corners(lambda c=c: preset.vsan(c, **(overrides or {})), span=CORNER_SPAN, outstanding=64,
@@ -144,7 +153,11 @@ def four_corners(*, quick: bool = True, seed: int = 1, overrides: dict[str, obje
 
 
 def destage_requirement(
-    vms: int = 64, *, seed: int = 1, duration: float = 4.0, disciplines: tuple[str, ...] = ("elevator", "satf")
+    vms: int = 64,
+    *,
+    seed: int = 1,
+    duration: float = 4.0,
+    disciplines: tuple[str, ...] = ("elevator", "satf"),
 ) -> pl.DataFrame:
     """What destaging the hybrid write log asks of each 10K drive at ``vms`` VMs if each write were
     destaged on its own, at a random address (the log's address-ordered sweep does better: see
@@ -156,7 +169,7 @@ def destage_requirement(
     over its share of the data (VMs x 7.5 GB x copies / hosts / drives). ``sustain_ratio`` < 1:
     block-by-block destaging could not keep up."""
     from storagelab.kernel import ClosedSource, Station
-    from storagelab.simulation import simulate
+    from storagelab.kernel.simulation import simulate
     from storagelab.workloads import AccessSpec, SizeShare
 
     pub = published_iops().filter(pl.col("vms") == vms)
@@ -183,8 +196,17 @@ def destage_requirement(
     return pl.DataFrame(rows)
 
 
+def _role_values(topo: Topology, res: SimulationResult, role: str, statistic: str) -> pl.Series:
+    """``statistic`` of each of ``topo``'s components in ``role``, from ``res``."""
+    return topo.role_stats(res, role, statistic)["value"]
+
+
 def destage_load(
-    vms: int = 64, *, quick: bool = True, seed: int = 1, overrides: dict[str, object] | None = None,
+    vms: int = 64,
+    *,
+    quick: bool = True,
+    seed: int = 1,
+    overrides: dict[str, object] | None = None,
     drive_queueing: tuple[int, ...] = (1, 0),
 ) -> pl.DataFrame:
     """Where the hybrids' time goes at ``vms`` VMs under the study's protocol, with the write log
@@ -196,28 +218,27 @@ def destage_load(
     rows = []
     for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
         for ordering in drive_queueing:
-            topo = preset.vsan(conf, **{**protocol_overrides(conf, vms), "drive_queueing": ordering, **(overrides or {})})
+            topo = preset.vsan(
+                conf, **{**protocol_overrides(conf, vms), "drive_queueing": ordering, **(overrides or {})}
+            )
             res = topo.run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
-            c = res.components()
-
-            def stat(pattern: str, name: str, c: pl.DataFrame = c) -> pl.Series:
-                return c.filter(pl.col("component").str.contains(pattern) & (pl.col("statistic") == name))["value"]
+            stat = functools.partial(_role_values, topo, res)
 
             elapsed = res.measured
-            drives = stat(" 10K ", "completed").len()
-            destage = float(stat("write log$", "destage_ios").sum())
-            drive_ios = float(stat(" 10K ", "completed").sum())
+            drives = stat("drives", "completed").len()
+            destage = float(stat("write logs", "destage_ios").sum())
+            drive_ios = float(stat("drives", "completed").sum())
             curve = res.service_level_curve((2, 10))
             under = dict(zip(curve["threshold_ms"], curve["share_under"], strict=True))
             rows.append({
                 "configuration": conf, "ordering": preset.DRIVE_QUEUEING[ordering],
                 "iops": float(res.summary()["iops"][0]),
-                "host_path_utilisation": float(stat("vSAN IO path$", "utilisation").mean()),
-                "drive_utilisation": float(stat(" 10K ", "utilisation").mean()),
+                "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
+                "drive_utilisation": float(stat("drives", "utilisation").mean()),
                 "drive_reads_per_s": (drive_ios - destage) / drives / elapsed,
                 "drive_destage_writes_per_s": destage / drives / elapsed,
-                "drive_ms_per_io": float(stat(" 10K ", "mean_service_ms").mean()),
-                "held_writes": float(stat("write log$", "held_writes").sum()),
+                "drive_ms_per_io": float(stat("drives", "mean_service_ms").mean()),
+                "held_writes": float(stat("write logs", "held_writes").sum()),
                 "under_2ms_pct": 100 * under[2.0], "under_10ms_pct": 100 * under[10.0],
             })  # fmt: skip
     return pl.DataFrame(rows)

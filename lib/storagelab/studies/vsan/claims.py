@@ -29,7 +29,7 @@ from storagelab.components.tiering import cold_start_hit_ratio
 from storagelab.provenance import current_capacity_scale
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vsan import preset
-from storagelab.workloads.applications import vsan_iometer
+from storagelab.studies.vsan.workloads import SPAN_PER_VM, vsan_iometer
 
 STUDY = "vsan"
 READ, HOSTS, COPIES = 0.7, 4, 2
@@ -43,7 +43,7 @@ THRESHOLDS_MS = (1, 2, 5, 10, 30)
 #: the write buffer and read cache 'were cleared between the different tests' but not between the
 #: three instances of one. Times in seconds from the clear; the instances taken back to back.
 RAMP_S, RUN_S, INSTANCES = 1800.0, 5400.0, 3
-SPAN_PER_VM, BLOCK, DRIVES_PER_HOST = 7.5e9, 4096, 4
+BLOCK, DRIVES_PER_HOST = 4096, 4
 
 
 def measured_windows() -> list[tuple[float, float]]:
@@ -107,7 +107,9 @@ def _same_model(configuration: str) -> str:
     model under another name (the two hybrids, since they share the host time), whose fixed point is
     then computed once."""
     values = {k: p.value for k, p in preset.params(configuration).items()}
-    return next(c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values)
+    return next(
+        c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -135,7 +137,9 @@ def fit() -> tuple[float, dict[str, float]]:
     return stack, dict.fromkeys(preset.CONFIGURATIONS, float(sol.x[1]))  # one vSAN IO path (preset docs)
 
 
-def simulated_iops(configuration: str, vms: int, node_us: float, hit: float, stack_ms: float, seed: int = 1) -> float:
+def simulated_iops(
+    configuration: str, vms: int, node_us: float, hit: float, stack_ms: float, seed: int = 1
+) -> float:
     """IOPS of the preset (quick run, ``seed``) with the given host time per visit (us), read-cache
     hit ratio and software/network delay (ms): what the hybrids' cold-cache fixed point solves on. The
     hybrids' capacity drives reorder their queues (by access time) and take the write log's destage,

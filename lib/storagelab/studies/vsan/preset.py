@@ -44,7 +44,11 @@ its host IO path busy.)
 
 from __future__ import annotations
 
-from storagelab import raid
+from collections.abc import Callable
+
+from storagelab.architectures.parameters import ParamSet
+from storagelab.architectures.topology import Topology
+from storagelab.components import raid
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.extent import Extent
 from storagelab.components.flash import flash_drive
@@ -55,8 +59,7 @@ from storagelab.devices import SSD
 from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.disciplines import DISCIPLINES
-from storagelab.provenance import PRESET_UNIT, Param, ParamSet
-from storagelab.topology import Topology
+from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
@@ -93,54 +96,130 @@ def params(configuration: str) -> dict[str, Param]:
     }[configuration]  # fmt: skip
     node_rows = FITTED_ON["node_service"]
     log_origin = "document" if configuration == "hybrid Xeon E5 v3" else "assumption"
-    log_note = "" if configuration == "hybrid Xeon E5 v3" else "; stated for the E5 v3 hosts only, taken as the same"
+    log_note = (
+        "" if configuration == "hybrid Xeon E5 v3" else "; stated for the E5 v3 hosts only, taken as the same"
+    )
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
-        "copies": Param(2, "count", "document", f"{_DOC}: 'Number of Failures to Tolerate: 1' (two copies)",
-                        high=4),
-        "capacity_devices_per_host": Param(4, "count", "document", f"{_DOC}: 16 capacity devices over 4 hosts"),
-        "stack_delay": Param(FITTED_STACK_DELAY_MS, "ms", "fit", "exact MVA of the model network (storagelab."
-                             "studies.vsan.claims.fit) on " + ", ".join(FITTED_ON["stack_delay"]),
-                             fitted_on=FITTED_ON["stack_delay"], capacity="time"),
-        "stack_delay_scv": Param(1.0, "ratio", "assumption", "squared coefficient of variation of the software "
-                                 "and network delay: as variable as an exponential; not stated", high=100),
-        "node_service": Param(FITTED_NODE_SERVICE_US[configuration], "us", "fit", fit_src + ", ".join(node_rows),
-                              fitted_on=node_rows, capacity="time"),
+        "copies": Param(
+            2, "count", "document", f"{_DOC}: 'Number of Failures to Tolerate: 1' (two copies)", high=4
+        ),
+        "capacity_devices_per_host": Param(
+            4, "count", "document", f"{_DOC}: 16 capacity devices over 4 hosts"
+        ),
+        "stack_delay": Param(
+            FITTED_STACK_DELAY_MS,
+            "ms",
+            "fit",
+            "exact MVA of the model network (storagelab."
+            "studies.vsan.claims.fit) on " + ", ".join(FITTED_ON["stack_delay"]),
+            fitted_on=FITTED_ON["stack_delay"],
+            capacity="time",
+        ),
+        "stack_delay_scv": Param(
+            1.0,
+            "ratio",
+            "assumption",
+            "squared coefficient of variation of the software "
+            "and network delay: as variable as an exponential; not stated",
+            high=100,
+        ),
+        "node_service": Param(
+            FITTED_NODE_SERVICE_US[configuration],
+            "us",
+            "fit",
+            fit_src + ", ".join(node_rows),
+            fitted_on=node_rows,
+            capacity="time",
+        ),
         "placement": Param(1, "MiB", "assumption", "vSAN stripe/placement unit of 1 MiB; not stated"),
     }
     if configuration == "all-flash NVMe":
         p |= {
-            "capacity_device": Param("SATA SSD", PRESET_UNIT, "datasheet", "the S3500 capacity SSDs, modelled "
-                                     "with the S3700 datasheet figures (an SSD of the same family)", capacity="device"),
-            "write_buffer_device": Param("NVMe SSD", PRESET_UNIT, "datasheet", f"{_DOC}: P3700 NVMe write "
-                                         "buffer (Intel P3700 datasheet figures)", capacity="device"),
+            "capacity_device": Param(
+                "SATA SSD",
+                PRESET_UNIT,
+                "datasheet",
+                "the S3500 capacity SSDs, modelled "
+                "with the S3700 datasheet figures (an SSD of the same family)",
+                capacity="device",
+            ),
+            "write_buffer_device": Param(
+                "NVMe SSD",
+                PRESET_UNIT,
+                "datasheet",
+                f"{_DOC}: P3700 NVMe write buffer (Intel P3700 datasheet figures)",
+                capacity="device",
+            ),
         }
     else:
         p |= {
-            "cache_device": Param("SATA SSD", PRESET_UNIT, "datasheet", f"{_DOC}: one 800 GB S3700 SSD per host "
-                                  "as read cache and write buffer (S3700 datasheet figures)", capacity="device"),
-            "capacity_device": Param("10K SAS", PRESET_UNIT, "document", f"{_DOC}: 1.2 TB 10K SAS drives "
-                                     "(Savvio 10K datasheet figures)", capacity="device"),
-            "read_cache_share": Param(0.7, "ratio", "assumption", "share of each cache SSD used as read cache, "
-                                      "the rest the write buffer: VMware's split for hybrid disk groups (70/30); "
-                                      "not stated in the document", high=1.0),
-            "drive_queueing": Param(1, "count", "assumption", "how the 10K SAS drives order queued commands: 1 = "
-                                    "shortest access time first (seek and rotation: SAS drives with tagged command "
-                                    "queuing reorder by rotational position); 0 = LOOK elevator (seek distance "
-                                    "only), under which the drives could not take the destage (notebook 11)",
-                                    choices=(0, 1)),
-            "drive_queue_depth": Param(32, "count", "assumption", "commands a 10K drive reorders (SAS tagged "
-                                       "command queue), which also bounds the destage IOs in flight; not stated",
-                                       high=256),
-            "log_level": Param(8, "GB", log_origin, f"data the write log holds before destaging keeps pace: "
-                               f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
-                               "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note),
-            "log_high_limit": Param(12, "GB", log_origin, f"log size above which writes are held: {_DOC}: "
-                                    "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note),
-            "read_cache_resident": Param(1.0, "ratio", "assumption", "share of the data the read cache and write "
-                                         "buffer hold since they were last cleared, the read hit ratio when they "
-                                         "can hold it all; 1 = warm. The study's scenarios set it from the test "
-                                         "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)"),
+            "cache_device": Param(
+                "SATA SSD",
+                PRESET_UNIT,
+                "datasheet",
+                f"{_DOC}: one 800 GB S3700 SSD per host "
+                "as read cache and write buffer (S3700 datasheet figures)",
+                capacity="device",
+            ),
+            "capacity_device": Param(
+                "10K SAS",
+                PRESET_UNIT,
+                "document",
+                f"{_DOC}: 1.2 TB 10K SAS drives (Savvio 10K datasheet figures)",
+                capacity="device",
+            ),
+            "read_cache_share": Param(
+                0.7,
+                "ratio",
+                "assumption",
+                "share of each cache SSD used as read cache, "
+                "the rest the write buffer: VMware's split for hybrid disk groups (70/30); "
+                "not stated in the document",
+                high=1.0,
+            ),
+            "drive_queueing": Param(
+                1,
+                "count",
+                "assumption",
+                "how the 10K SAS drives order queued commands: 1 = "
+                "shortest access time first (seek and rotation: SAS drives with tagged command "
+                "queuing reorder by rotational position); 0 = LOOK elevator (seek distance "
+                "only), under which the drives could not take the destage (notebook 11)",
+                choices=(0, 1),
+            ),
+            "drive_queue_depth": Param(
+                32,
+                "count",
+                "assumption",
+                "commands a 10K drive reorders (SAS tagged "
+                "command queue), which also bounds the destage IOs in flight; not stated",
+                high=256,
+            ),
+            "log_level": Param(
+                8,
+                "GB",
+                log_origin,
+                f"data the write log holds before destaging keeps pace: "
+                f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
+                "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note,
+            ),
+            "log_high_limit": Param(
+                12,
+                "GB",
+                log_origin,
+                f"log size above which writes are held: {_DOC}: "
+                "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
+            ),
+            "read_cache_resident": Param(
+                1.0,
+                "ratio",
+                "assumption",
+                "share of the data the read cache and write "
+                "buffer hold since they were last cleared, the read hit ratio when they "
+                "can hold it all; 1 = warm. The study's scenarios set it from the test "
+                "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)",
+            ),
         }
     return p  # fmt: skip
 
@@ -160,6 +239,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     placement = int(p["placement"].si)
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
+    roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "IO paths": []}
     for h in range(1, int(p["hosts"].value) + 1):
         if configuration == "all-flash NVMe":
             capacity = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
@@ -174,6 +254,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             for i in range(per_host):
                 order = DISCIPLINES[ordering](depth=depth)
                 hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
+            roles["drives"] += hdds
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
             reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
@@ -182,13 +263,23 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level,
                            backlog_bytes=int(p["log_high_limit"].si) - level,
                            max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
+            roles["write logs"].append(log)
             tier = ReadWriteSplit(f"host {h} tiers", reads, log)
         cpu = Station(f"host {h} vSAN IO path", Exponential(p["node_service"].si), servers=1)
+        roles["IO paths"].append(cpu)
         nodes.append(Path(f"host {h}", [cpu, tier]))
     copies = int(p["copies"].value)
     if copies > len(nodes):
         raise ValueError(f"preset {name!r}: copies ({copies}) cannot exceed hosts ({len(nodes)})")
-    cluster = ReplicatedCluster("vSAN cluster", nodes, replicas=copies, placement_bytes=placement, compact=True)
+    cluster = ReplicatedCluster(
+        "vSAN cluster", nodes, replicas=copies, placement_bytes=placement, compact=True
+    )
     stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
     datastore = Path("datastore", [stack, cluster])
-    return Topology(name, {"datastore": datastore}, p)
+    return Topology(name, {"datastore": datastore}, p, roles=roles)
+
+
+#: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
+PRESETS: dict[str, Callable[..., Topology]] = {
+    f"Virtual SAN 5.5, {c}": (lambda c=c, **o: vsan(c, **o)) for c in CONFIGURATIONS
+}

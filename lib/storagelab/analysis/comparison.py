@@ -1,0 +1,360 @@
+"""Architectures side by side on one workload mix: the headroom of each, with a confidence interval, the
+class and resource that fail first, what each was given, and the per-class latency against load.
+
+>>> from storagelab import studies
+>>> from storagelab.analysis.comparison import compare
+>>> from storagelab.analysis.workload_mix import WorkloadMix
+>>> mix = WorkloadMix.from_yaml("params/19-compare-architectures.yaml")
+>>> result = compare(mix, [studies.candidate("XtremIO", "XtremIO, 1 X-Brick(s)"),
+...                        studies.candidate("vSAN, 8 hosts", "Virtual SAN 5.5, all-flash NVMe", overrides={"hosts": 8})])
+>>> result.table()            # headroom, interval, what fails first, the bottleneck
+>>> result.headroom_chart()
+
+A :class:`Candidate` is an architecture preset (its name and the function that builds it: see
+:func:`storagelab.studies.candidate`) with overrides (the way to equalise one axis, e.g. the same
+number of drives or hosts) and a placement of the mix's workload kinds on its volumes, or a system known
+only from a published curve (``curve="vsan_throughput/all-flash NVMe"``), which enters as a
+:mod:`load-dependent station <storagelab.components.published_curve>`: its headroom is searched on the
+fitted curve and on both ends of its confidence band, and never past the published range (the answer is
+then *at least* that much).
+
+Each candidate's search is :func:`storagelab.analysis.headroom.headroom` over the mix's multiplier, one candidate
+per process (Dask), deterministic by seed.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from storagelab.analysis.headroom import Headroom, OutsideBracket, headroom
+from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
+from storagelab.architectures.topology import Topology
+from storagelab.devices import CapacityExceeded
+from storagelab.kernel.component import Component
+from storagelab.kernel.simulation import SimulationResult, simulate
+from storagelab.published.curves.base import CurveFit
+
+#: Published-curve families a candidate may name (``family/series`` of :func:`storagelab.published.curves.fit_published`).
+CURVE_FAMILIES = ("vsan_throughput", "ds5020_response_time")
+
+#: Parameter name fragments that describe what an architecture was given (hardware, not behaviour).
+_GIVEN_WORDS = ("drive", "hdd", "ssd", "flash", "host", "port", "path", "processor", "controller", "brick",
+                "device", "link", "data_cache", "copies", "raid", "card")  # fmt: skip
+_GIVEN_UNITS = ("count", "preset", "TB", "GB", "MB", "GB/s", "MB/s", "IOPS")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One architecture in a comparison: a ``preset`` (its name; ``build`` is the function that builds it
+    from overrides, e.g. from :data:`storagelab.studies.PRESETS`: :func:`storagelab.studies.candidate`
+    fills it in) with ``overrides`` and a ``placement`` (workload kind -> volumes; default: everything on
+    a single-volume preset's one volume, see :func:`default_placement`), or a published ``curve``
+    (``family/series``) as a station."""
+
+    label: str
+    preset: str | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    placement: Mapping[str, Sequence[str]] | None = None
+    curve: str | None = None
+    build: Callable[..., Topology] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.preset is None) == (self.curve is None):
+            raise ValueError(f"candidate {self.label!r}: give exactly one of preset and curve")
+        if self.preset is not None and self.build is None:
+            raise ValueError(
+                f"candidate {self.label!r}: a preset candidate needs the function that builds it "
+                "(storagelab.studies.candidate(label, preset) fills it in)"
+            )
+        if self.curve is not None:
+            family = self.curve.split("/", 1)[0]
+            if family not in CURVE_FAMILIES or "/" not in self.curve:
+                raise ValueError(
+                    f"candidate {self.label!r}: curve must be 'family/series' with family one of {CURVE_FAMILIES}, "
+                    f"got {self.curve!r}"
+                )
+            if self.overrides:
+                raise ValueError(f"candidate {self.label!r}: a published curve takes no overrides")
+
+    def check(self) -> None:
+        """Build the candidate once (an unknown preset, parameter or volume raises, naming it)."""
+        if self.build is not None:
+            top = self.build(**self.overrides)
+            placement = self.placement_on(top.volumes)
+            bad = sorted({v for vs in placement.values() for v in vs} - set(top.volumes))
+            if bad:
+                raise ValueError(
+                    f"candidate {self.label!r}: placement names volumes {bad}; {self.preset!r} has: "
+                    f"{', '.join(top.volumes)}"
+                )
+        else:
+            _curve_fit(self.curve)
+
+    def placement_on(self, volumes: Mapping[str, Component]) -> Mapping[str, Sequence[str]]:
+        """This candidate's placement on ``volumes``: its own, or :func:`default_placement`."""
+        return self.placement if self.placement is not None else default_placement(self.preset or "", volumes)
+
+
+def default_placement(preset: str, volumes: Mapping[str, Component]) -> dict[str, list[str]]:
+    """Where each workload kind goes on ``preset``: everything on the one volume of a single-volume
+    architecture (a datastore, an XtremIO LUN); a preset with several volumes needs a placement (its
+    study may give one: :data:`storagelab.studies.PLACEMENTS`)."""
+    if len(volumes) == 1:
+        return {kind: list(volumes) for kind in GENERATORS}
+    raise ValueError(
+        f"preset {preset!r} has several volumes ({', '.join(volumes)}): give the candidate a placement "
+        "(workload kind -> volumes)"
+    )
+
+
+@functools.cache
+def _curve_fit(curve: str) -> CurveFit:
+    from storagelab.published import datasets
+    from storagelab.published.curves import fit_published
+
+    family, series = curve.split("/", 1)
+    fits = fit_published(datasets.load()).families.get(family, {})
+    if series not in fits:
+        raise ValueError(
+            f"published curve {curve!r} not found; {family} has: {', '.join(fits) or 'no fitted series'}"
+        )
+    return fits[series]
+
+
+def _topology(c: Candidate, bound: str) -> tuple[Mapping[str, Component], Mapping[str, Sequence[str]]]:
+    if c.build is not None:
+        top = c.build(**c.overrides)
+        return top.volumes, c.placement_on(top.volumes)
+    from storagelab.components.published_curve import closed_system_station, response_time_station
+
+    fit = _curve_fit(c.curve)
+    make = closed_system_station if c.curve.startswith("vsan_throughput") else response_time_station
+    station = make(c.label, fit, bound)
+    return {"curve": station}, {kind: ["curve"] for kind in GENERATORS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How each headroom is searched: ``duration_s`` simulated seconds per run (``warmup_s`` of them
+    discarded), ``replications``, the multiplier bracket ``[low, high]`` walked from ``start``, the
+    bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``."""
+
+    duration_s: float = 2.0
+    warmup_s: float = 0.5
+    replications: int = 2
+    low: float = 0.125
+    high: float = 4.0
+    start: float = 1.0
+    tolerance: float = 0.1
+    seed: int = 1
+    confidence: float = 0.95
+
+
+def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
+    """One candidate's headroom (one band of a curve), as a row and its evaluations."""
+
+    def run(m: float, seed: int) -> SimulationResult:
+        volumes, placement = _topology(c, bound)
+        sources = mix.sources(volumes, placement, m)
+        return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
+                        progress=False)  # fmt: skip
+
+    _, placement = _topology(c, bound)
+    levels = mix.service_levels(placement)
+    row: dict[str, Any] = {
+        "architecture": c.label,
+        "kind": "published curve" if c.curve else "model",
+        "bound": bound,
+    }
+    try:
+        h: Headroom = headroom(run, levels, low=s.low, high=s.high, start=s.start, replications=s.replications,
+                               seed=s.seed, tolerance=s.tolerance, confidence=s.confidence)  # fmt: skip
+    except CapacityExceeded as err:  # the mix's data does not fit where the placement puts it
+        row.update(headroom=None, low=None, high=None, status="cannot host", fails_first=str(err),
+                   bottleneck="", bottleneck_utilisation=None)  # fmt: skip
+        return {"row": row, "evaluations": None}
+    except OutsideBracket as err:
+        status = "fails at the lowest load" if err.side == "low" else "holds at the highest load"
+        row.update(headroom=err.multiplier, low=None, high=None, status=status, fails_first=err.failing or str(err).split(" (seed")[0],
+                   bottleneck="", bottleneck_utilisation=None)  # fmt: skip
+        ev = err.evaluations
+        return {
+            "row": row,
+            "evaluations": None
+            if ev is None
+            else ev.with_columns(architecture=pl.lit(c.label), bound=pl.lit(bound)),
+        }
+    status = "at least (the published range ends)" if h.censored else "found"
+    row.update(headroom=h.mean, low=h.low, high=h.high, status=status, fails_first=h.fails_first,
+               bottleneck=h.bottleneck, bottleneck_utilisation=h.bottleneck_utilisation)  # fmt: skip
+    ev = h.evaluations.with_columns(architecture=pl.lit(c.label), bound=pl.lit(bound))
+    return {"row": row, "evaluations": ev}
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare`: per candidate (and per band of a published curve) its headroom."""
+
+    mix: WorkloadMix
+    candidates: list[Candidate]
+    settings: Settings
+    rows: list[dict[str, Any]]
+    runs: list[pl.DataFrame]
+
+    def table(self) -> pl.DataFrame:
+        """One row per architecture (and band of a curve): headroom (the mix's multiplier), its interval,
+        status, the service level that fails first and the bottleneck with its utilisation."""
+        schema = {"architecture": pl.String, "kind": pl.String, "bound": pl.String, "headroom": pl.Float64,
+                  "low": pl.Float64, "high": pl.Float64, "status": pl.String, "fails_first": pl.String,
+                  "bottleneck": pl.String, "bottleneck_utilisation": pl.Float64}  # fmt: skip
+        return pl.DataFrame(self.rows, schema=schema)
+
+    def evaluations(self) -> pl.DataFrame:
+        """Every run of every search: architecture, bound, seed, multiplier, service level, measured (ms),
+        limit (ms) and their ratio."""
+        return pl.concat([r for r in self.runs if r is not None], how="vertical_relaxed")
+
+    def given(self) -> pl.DataFrame:
+        """What each architecture was given: its hardware parameters (drives, flash, hosts, ports, links,
+        processors) with their values and origins; a published curve, the points it was fitted on."""
+        frames = []
+        for c in self.candidates:
+            if c.preset is None:
+                fit = _curve_fit(c.curve)
+                frames.append(pl.DataFrame({
+                    "architecture": [c.label], "parameter": ["published points"],
+                    "value": [f"{fit.n_points} points, {fit.x_name} {fit.points['x'].min():g}..{fit.points['x'].max():g}"],
+                    "unit": [""], "origin": ["document"],
+                }))  # fmt: skip
+                continue
+            table = c.build(**c.overrides).param_table()
+            table = table.filter(
+                pl.col("unit").is_in(_GIVEN_UNITS),
+                pl.col("parameter").str.contains("|".join(_GIVEN_WORDS)),
+                ~pl.col("parameter").str.contains("hit_ratio|share|warm|block|cpu|overhead|time"),
+            )
+            frames.append(
+                table.select(pl.lit(c.label).alias("architecture"), "parameter", "value", "unit", "origin")
+            )
+        return pl.concat(frames)
+
+    def headroom_chart(
+        self, labels: Sequence[str] | None = None, *, name: str = "headroom"
+    ) -> alt.LayerChart:
+        """The headroom of each architecture (of ``labels``, default all: the mix's multiplier that still
+        meets every service level) with its confidence interval; a published curve's bands beside its fit;
+        an answer that is a bound (the published range ends, or the search's bracket) drawn as a triangle."""
+        from storagelab import charts
+
+        t = self.table().filter(pl.col("headroom").is_not_null())  # "cannot host": no number to draw
+        if labels is not None:
+            t = t.filter(pl.col("architecture").is_in(list(labels)))
+        t = t.with_columns(
+            label=pl.when(pl.col("bound") == "fit").then(pl.col("architecture"))
+            .otherwise(pl.col("architecture") + " (" + pl.col("bound") + " band)"),
+            bound_kind=pl.when(pl.col("status") == "found").then(pl.lit("headroom"))
+            .when(pl.col("status").str.starts_with("at least") | pl.col("status").str.starts_with("holds"))
+            .then(pl.lit("at least")).otherwise(pl.lit("below")),
+        )  # fmt: skip
+        data = charts.chart_data(
+            t.select("label", "headroom", "low", "high", "status", "bound_kind", "fails_first", "bottleneck")
+        ).to_pandas()
+        order = t["label"].to_list()
+        y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
+        base = alt.Chart(data)
+        bars = base.mark_rule(strokeWidth=2, color="#444444").encode(y=y, x=alt.X("low:Q"), x2="high:Q")
+        points = base.mark_point(filled=True, size=90).encode(
+            y=y,
+            x=alt.X(
+                "headroom:Q", title="load multiplier meeting every service level", scale=alt.Scale(type="log")
+            ),
+            shape=alt.Shape(
+                "bound_kind:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["headroom", "at least", "below"],
+                    range=["circle", "triangle-right", "triangle-left"],
+                ),
+            ),
+            color=alt.Color(
+                "bound_kind:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["headroom", "at least", "below"], range=["#1f77b4", "#2ca02c", "#d62728"]
+                ),
+            ),
+            tooltip=["label", "headroom", "low", "high", "status", "fails_first", "bottleneck"],
+        )
+        one = alt.Chart(data).mark_rule(strokeDash=[4, 4], color="#999999").encode(x=alt.datum(1.0))
+        return alt.layer(bars, points, one).properties(
+            title=f"Headroom on {self.mix.name} (1 = the mix as given)",
+            width=480,
+            height=max(120, 26 * len(order)),
+            name=name,
+        )
+
+    def latency_chart(
+        self, labels: Sequence[str] | None = None, *, name: str = "latency-vs-load"
+    ) -> alt.Chart:
+        """Per class, the measured metric over its limit against the load multiplier, per architecture (of
+        ``labels``, default all; every run of the searches; above 1 the class misses its service level)."""
+        from storagelab import charts
+
+        ev = self.evaluations().filter(pl.col("bound") == "fit")
+        if labels is not None:
+            ev = ev.filter(pl.col("architecture").is_in(list(labels)))
+        ev = ev.group_by("architecture", "class", "service_level", "multiplier").agg(pl.col("ratio").mean())
+        data = charts.chart_data(ev.sort("architecture", "class", "multiplier")).to_pandas()
+        line = (
+            alt.Chart(data)
+            .mark_line(point=True)
+            .encode(
+                x=alt.X("multiplier:Q", title="load multiplier", scale=alt.Scale(type="log")),
+                y=alt.Y("ratio:Q", title="measured / limit", scale=alt.Scale(type="log")),
+                color=alt.Color("architecture:N", title=None),
+                tooltip=["architecture", "service_level", "multiplier", "ratio"],
+            )
+        )
+        limit = alt.Chart(data).mark_rule(strokeDash=[4, 4], color="#999999").encode(y=alt.datum(1.0))
+        return (
+            alt.layer(line, limit, data=data)
+            .properties(width=260, height=200)
+            .facet(facet=alt.Facet("class:N", title=None), columns=3)
+            .properties(title="Each class against its service level as the mix grows", name=name)
+        )
+
+
+def compare(
+    mix: WorkloadMix,
+    candidates: Sequence[Candidate],
+    settings: Settings | None = None,
+    *,
+    scheduler: str = "processes",
+    workers: int | None = None,
+) -> Comparison:
+    """Search every candidate's headroom on ``mix`` (a published curve: on its fit and both bands), one
+    candidate per task on Dask's ``scheduler`` ("processes", "threads" or "synchronous"). Every candidate
+    is built once first, so a bad preset, parameter, placement or curve fails before any run."""
+    import dask
+
+    s = settings or Settings()
+    labels = [c.label for c in candidates]
+    if not candidates or len(set(labels)) < len(labels):
+        raise ValueError(f"compare needs candidates with distinct labels, got {labels}")
+    for c in candidates:
+        c.check()
+    tasks = [
+        dask.delayed(_search)(mix, c, s, bound)
+        for c in candidates
+        for bound in (("fit", "lower", "upper") if c.curve else ("fit",))
+    ]
+    n = workers or max(1, min(len(tasks), os.cpu_count() or 1))
+    done = dask.compute(*tasks, scheduler=scheduler, num_workers=n)
+    return Comparison(mix, list(candidates), s, [d["row"] for d in done], [d["evaluations"] for d in done])

@@ -1,0 +1,262 @@
+"""Headroom: the largest multiplier of a workload mix that still meets every service level, with a
+confidence interval, and what fails first.
+
+``run(multiplier, seed)`` simulates the mix scaled by ``multiplier`` (more users, mailboxes, desktops, or a
+faster arrival rate: the caller decides what scaling means) and returns the
+:class:`~storagelab.kernel.simulation.SimulationResult`. For each replication (seed ``seed + r``),
+:func:`headroom` finds by bisection the largest multiplier whose run meets every
+:class:`LatencyObjective` (common random numbers: one seed gives one curve of the multiplier, so the
+bisection sees a monotone function up to simulation noise); its answer is the middle of the final
+bracket. The replications' answers give the mean headroom and a Student-t confidence interval, widened
+by half the bracket (the bisection's resolution); at the first multiplier past the headroom, the service
+level that fails (worst ratio of measured to limit) and the busiest component (the bottleneck) are
+reported.
+
+A run that drives a component outside the range it is valid for (a station built from a published
+curve, past the curve's last published point; see :data:`BEYOND_RANGE`) counts as a failure labelled with
+that component, so the search never answers from an extrapolated curve: when that is what stops it, the
+answer is ``censored`` (the headroom is at least that much; the published data cannot say more).
+
+``integer=True`` searches whole multipliers (a population of workers).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from storagelab.kernel.component import BEYOND_RANGE
+from storagelab.kernel.replications import half_width
+from storagelab.kernel.simulation import SimulationResult
+
+#: The metrics a service level may state: the mean or any percentile of a class's latency (ms).
+METRIC_FORMS = "mean_ms, or pNN_ms for the NN-th percentile (p95_ms, p99_ms, p99.9_ms; p999_ms = p99.9_ms)"
+_PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?)_ms")
+
+
+#: How a search step that left a component's valid range is labelled.
+RANGE_FAILURE = "beyond its published range"
+
+
+def percentile_of(metric: str) -> float | None:
+    """The percentile (0..100) a metric names (``p95_ms`` -> 95), None for ``mean_ms``; raises otherwise."""
+    if metric == "mean_ms":
+        return None
+    if metric == "p999_ms":
+        return 99.9
+    m = _PERCENTILE.fullmatch(metric)
+    if m is None or not 0 < float(m.group(1)) < 100:
+        raise ValueError(f"metric must be {METRIC_FORMS}; got {metric!r}")
+    return float(m.group(1))
+
+
+@dataclass(frozen=True)
+class LatencyObjective:
+    """A class's latency objective (its service level in a headroom search): its ``metric`` (see :data:`METRIC_FORMS`, ms) at most ``limit_ms``,
+    measured over the IOs of ``members`` (the IO classes the class was recorded as, e.g. one per volume
+    it was spread over, or its reads and writes; default: ``cls`` itself) taken together."""
+
+    cls: str
+    metric: str
+    limit_ms: float
+    members: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        try:
+            percentile_of(self.metric)
+        except ValueError as err:
+            raise ValueError(f"service level for {self.cls!r}: {err}") from None
+        if not (
+            isinstance(self.limit_ms, int | float) and math.isfinite(self.limit_ms) and self.limit_ms > 0
+        ):
+            raise ValueError(
+                f"service level for {self.cls!r}: limit_ms must be > 0 ms, got {self.limit_ms!r}"
+            )
+
+    @property
+    def label(self) -> str:
+        """The level as text: ``"oltp p95_ms <= 10 ms"``."""
+        return f"{self.cls} {self.metric} <= {self.limit_ms:g} ms"
+
+    def measure(self, res: SimulationResult) -> float:
+        """The measured metric (ms) over the members' IOs together; NaN when none completed."""
+        rec = res.recorder
+        merged = None
+        for cls in self.members or (self.cls,):
+            if cls in rec.classes:
+                h = rec.histogram(cls)
+                merged = h.copy() if merged is None else merged.add(h)
+        if merged is None or merged.count == 0:
+            return math.nan
+        q = percentile_of(self.metric)
+        return 1e3 * (merged.mean if q is None else merged.percentile(q))
+
+    def ratio(self, res: SimulationResult) -> float:
+        """Measured over limit (> 1: missed); a class with no completed IO misses (``inf``)."""
+        value = self.measure(res)
+        return math.inf if not math.isfinite(value) else value / self.limit_ms
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """The answer: ``per_replication`` headrooms, their ``mean`` and ``low``/``high`` confidence bounds
+    at ``confidence``; at the first multiplier past the headroom (of the first replication), the
+    service level that ``fails_first`` with its ratio, and the ``bottleneck`` component with its
+    utilisation. ``censored``: the search stopped where a component left its valid range (a published
+    curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
+    ``evaluations``: every run of the search (seed, multiplier, service level, measured, limit, ratio,
+    in range), the per-class latency against load the search saw."""
+
+    per_replication: tuple[float, ...]
+    mean: float
+    low: float
+    high: float
+    confidence: float
+    fails_first: str
+    fail_ratio: float
+    bottleneck: str
+    bottleneck_utilisation: float
+    censored: bool = False
+    evaluations: pl.DataFrame | None = None
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row: the headroom, its interval, what fails first and the bottleneck."""
+        return pl.DataFrame([{
+            "headroom": self.mean, "low": self.low, "high": self.high, "confidence": self.confidence,
+            "replications": len(self.per_replication), "censored": self.censored,
+            "fails_first": self.fails_first, "fail_ratio": self.fail_ratio, "bottleneck": self.bottleneck,
+            "bottleneck_utilisation": self.bottleneck_utilisation,
+        }])  # fmt: skip
+
+
+def _beyond_range(res: SimulationResult) -> str | None:
+    """The first component the run drove outside its valid range, if any."""
+    stats = res.components().filter(pl.col("statistic") == BEYOND_RANGE, pl.col("value") > 0)
+    return None if stats.is_empty() else str(stats["component"][0])
+
+
+class OutsideBracket(ValueError):
+    """The service levels fail already at the bracket's ``low`` end (``side == "low"``) or still hold at
+    its ``high`` end (``side == "high"``); ``multiplier`` is that end; ``evaluations``: the runs made
+    (as :attr:`Headroom.evaluations`); ``failing``: at the low end, the service level that fails (or
+    the component out of its range)."""
+
+    def __init__(
+        self,
+        message: str,
+        side: str,
+        multiplier: float,
+        evaluations: pl.DataFrame | None = None,
+        failing: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.side, self.multiplier, self.evaluations, self.failing = side, multiplier, evaluations, failing
+
+
+def headroom(
+    run: Callable[[float, int], SimulationResult],
+    levels: Sequence[LatencyObjective],
+    *,
+    low: float = 0.1,
+    high: float = 10.0,
+    start: float | None = None,
+    replications: int = 3,
+    seed: int = 1,
+    tolerance: float = 0.02,
+    confidence: float = 0.95,
+    integer: bool = False,
+) -> Headroom:
+    """The largest multiplier in ``[low, high]`` at which every service level holds (see the module
+    docstring); ``tolerance``: relative width the bisection stops at (whole numbers with ``integer``).
+    With ``start``, the bracket is found from there by doubling or halving (within ``[low, high]``), so
+    runs far past the answer, the costly ones, are not made. Raises :class:`OutsideBracket` when the
+    service levels already fail at ``low`` or still hold at ``high``."""
+    if not levels:
+        raise ValueError("headroom needs at least one service level")
+    if not 0 < low < high or replications < 2 or not 0 < tolerance < 1 or not 0.5 < confidence < 1:
+        raise ValueError(
+            "headroom needs 0 < low < high, replications >= 2, 0 < tolerance < 1, 0.5 < confidence < 1"
+        )
+    if start is not None and not low <= start <= high:
+        raise ValueError(f"headroom: start ({start}) must lie in [low, high] = [{low}, {high}]")
+    answers: list[float] = []
+    rows: list[dict[str, object]] = []
+    seen: dict[tuple[float, int], tuple[bool, str, float, str, float]] = {}
+
+    def evaluate(m: float, s: int) -> bool:
+        """Whether every level holds at ``m`` and every component stayed in range (remembered with the
+        worst level's label and ratio, or the out-of-range component, and the bottleneck)."""
+        if (m, s) in seen:
+            return seen[m, s][0]
+        res = run(m, s)
+        worst, label = -math.inf, ""
+        for lv in levels:
+            value = lv.measure(res)
+            ratio = math.inf if not math.isfinite(value) else value / lv.limit_ms
+            rows.append({"seed": s, "multiplier": float(m), "service_level": lv.label, "class": lv.cls,
+                         "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio})  # fmt: skip
+            if ratio > worst:
+                worst, label = ratio, lv.label
+        beyond = _beyond_range(res)
+        ok = beyond is None and worst <= 1.0
+        if beyond is not None:
+            label = f"{beyond}: {RANGE_FAILURE}"
+        seen[m, s] = (ok, label, worst, *res.bottleneck())
+        return ok
+
+    lowest, highest = (math.ceil(low), math.floor(high)) if integer else (low, high)
+    for r in range(replications):
+        s = seed + r
+        lo, hi = lowest, highest
+        if start is not None:  # walk out from start to a bracket
+            m = math.floor(start) if integer else start
+            if evaluate(m, s):
+                lo = m
+                while lo < highest and evaluate(step := min(highest, lo * 2), s):
+                    lo = step
+                hi = lo if lo >= highest else min(highest, lo * 2)
+            else:
+                hi = m
+                while hi > lowest and not evaluate(
+                    step := max(lowest, hi / 2 if not integer else hi // 2), s
+                ):
+                    hi = step
+                lo = hi if hi <= lowest else max(lowest, hi / 2 if not integer else hi // 2)
+        if not evaluate(lo, s):
+            raise OutsideBracket(
+                f"at the lowest multiplier {lo:g} (seed {s}) {seen[lo, s][1]} already fails; lower `low`",
+                "low",
+                lo,
+                pl.DataFrame(rows),
+                seen[lo, s][1],
+            )
+        if evaluate(hi, s):
+            raise OutsideBracket(
+                f"the service levels still hold at the highest multiplier {hi:g} (seed {s}); raise `high`",
+                "high",
+                hi,
+                pl.DataFrame(rows),
+            )
+        while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance):
+            mid = (lo + hi) // 2 if integer else math.sqrt(lo * hi)
+            if evaluate(mid, s):
+                lo = mid
+            else:
+                hi = mid
+        answers.append(float(lo) if integer else math.sqrt(lo * hi))  # the boundary lies in [lo, hi]
+        if r == 0:
+            _, label, ratio, component, util = seen[hi, s]
+    x = np.asarray(answers)
+    half = half_width(x, confidence)
+    if not integer:  # each answer is known only to within its final bracket
+        half += float(x.mean()) * tolerance / 2
+    return Headroom(
+        per_replication=tuple(answers), mean=float(x.mean()), low=float(x.mean()) - half, high=float(x.mean()) + half,
+        confidence=confidence, fails_first=label, fail_ratio=ratio, bottleneck=component, bottleneck_utilisation=util,
+        censored=label.endswith(RANGE_FAILURE), evaluations=pl.DataFrame(rows),
+    )  # fmt: skip

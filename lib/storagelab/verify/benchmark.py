@@ -1,0 +1,408 @@
+"""Speed of the simulation kernel, measured side by side with Ciw and a straightforward SimPy model.
+
+Scenarios (each model simulates the same system for the same simulated time, in one process, one
+after another, so the machine's state is as alike as it can be; run it several times and compare
+medians, as this is wall-clock time):
+
+- ``mm4``: M/M/4 at utilisation 0.9 (mean service 1 ms). Models: storagelab (with its exact open-loop
+  shortcuts, and without them), Ciw, and SimPy with one process per customer and ``simpy.Resource``
+  (the textbook way). Each prints its mean response time beside Erlang C's.
+- ``closed``: 64 QD1 workers, 4 KB 70/30 random, over a 4-node cluster that keeps every block on two
+  nodes (writes to both, complete when both have; reads from one); storagelab only. Fork/join breaks
+  product form, so exact MVA does not apply and there is no analytic column.
+- ``vSAN``: a calibration scenario as the calibration runs it (Virtual SAN all-flash, 64 VMs: the
+  study's preset and Iometer workload, with a software-path delay, host queues, RAID-0 capacity SSDs,
+  NVMe write buffers and mirrored writes), and a textbook SimPy model of the same closed mirrored
+  cluster with the preset's parameter values; their mean response times should agree within noise.
+
+``ratio_to_ciw`` compares each M/M/4 row with Ciw's rate; ``ratio_to_simpy`` compares each row with the
+SimPy model of its scenario (null where there is none).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import simpy
+from tqdm.auto import tqdm
+
+from storagelab import theory
+from storagelab.components.cluster import ReplicatedCluster
+from storagelab.kernel.service import Exponential
+from storagelab.kernel.simulation import simulate
+from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
+from storagelab.kernel.station import Station
+
+MEAN_SERVICE = 1e-3  # s
+SERVERS = 4
+UTILISATION = 0.9
+
+
+@dataclass
+class BenchRow:
+    model: str
+    scenario: str
+    simulated_ios: int
+    wall_seconds: float
+    mean_response_ms: float
+    analytic_mean_ms: float | None
+
+    @property
+    def ios_per_second(self) -> float:
+        return self.simulated_ios / self.wall_seconds
+
+
+def _mm4_rates() -> tuple[float, float]:
+    mu = 1.0 / MEAN_SERVICE
+    return UTILISATION * SERVERS * mu, mu
+
+
+def run_storagelab_mm4(horizon: float, warmup: float, seed: int, shortcuts: bool = True) -> BenchRow:
+    lam, mu = _mm4_rates()
+    station = Station("mm4", Exponential(1 / mu), servers=SERVERS)
+    src = OpenSource("arrivals", station, FixedSampler(), rate=lam, shortcuts=shortcuts)
+    t = time.perf_counter()
+    res = simulate(station, [src], duration=horizon, warmup=warmup, seed=seed, progress=False)
+    wall = time.perf_counter() - t
+    row = res.summary().row(0, named=True)
+    analytic = 1e3 * theory.mmc_mean_response(lam, mu, SERVERS)
+    model = "storagelab" if shortcuts else "storagelab (no shortcuts: an event per arrival and completion)"
+    return BenchRow(model, "M/M/4 rho=0.9", src.issued_total, wall, row["mean_ms"], analytic)
+
+
+def run_storagelab_mm4_events(horizon: float, warmup: float, seed: int) -> BenchRow:
+    return run_storagelab_mm4(horizon, warmup, seed, shortcuts=False)
+
+
+def run_ciw_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
+    import ciw
+
+    lam, mu = _mm4_rates()
+    network = ciw.create_network(
+        arrival_distributions=[ciw.dists.Exponential(lam)],
+        service_distributions=[ciw.dists.Exponential(mu)],
+        number_of_servers=[SERVERS],
+    )
+    ciw.seed(seed)
+    t = time.perf_counter()
+    sim = ciw.Simulation(network)
+    sim.simulate_until_max_time(horizon)
+    wall = time.perf_counter() - t
+    recs = sim.get_all_records()
+    resp = [r.exit_date - r.arrival_date for r in recs if r.arrival_date >= warmup]
+    return BenchRow(
+        "ciw",
+        "M/M/4 rho=0.9",
+        len(recs),
+        wall,
+        1e3 * statistics.fmean(resp),
+        1e3 * theory.mmc_mean_response(lam, mu, SERVERS),
+    )
+
+
+def run_simpy_mm4(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The textbook SimPy model: a process per customer, a ``simpy.Resource`` for the servers."""
+    lam, mu = _mm4_rates()
+    env = simpy.Environment()
+    servers = simpy.Resource(env, capacity=SERVERS)
+    rng = np.random.default_rng(seed)
+    responses: list[float] = []
+    done = [0]
+
+    def customer(env: simpy.Environment):
+        arrived = env.now
+        with servers.request() as req:
+            yield req
+            yield env.timeout(rng.exponential(1 / mu))
+        done[0] += 1
+        if arrived >= warmup:
+            responses.append(env.now - arrived)
+
+    def arrivals(env: simpy.Environment):
+        while True:
+            yield env.timeout(rng.exponential(1 / lam))
+            env.process(customer(env))
+
+    env.process(arrivals(env))
+    t = time.perf_counter()
+    env.run(until=horizon)
+    wall = time.perf_counter() - t
+    return BenchRow(
+        "simpy (process per IO)",
+        "M/M/4 rho=0.9",
+        done[0],
+        wall,
+        1e3 * statistics.fmean(responses),
+        1e3 * theory.mmc_mean_response(lam, mu, SERVERS),
+    )
+
+
+def closed_cluster_model() -> tuple[ReplicatedCluster, ClosedSource]:
+    """64 QD1 workers, 4 KB 70/30 random, 4 nodes, every block on two nodes."""
+    nodes = [Station(f"node{i}", Exponential(0.4e-3), servers=4) for i in range(4)]
+    cluster = ReplicatedCluster("cluster", nodes, replicas=2)
+    src = ClosedSource("iometer", cluster, FixedSampler(size=4096, read_pct=70, span=64 * 2**30), workers=64)
+    return cluster, src
+
+
+def run_storagelab_closed(horizon: float, warmup: float, seed: int) -> BenchRow:
+    cluster, src = closed_cluster_model()
+    t = time.perf_counter()
+    res = simulate(cluster, [src], duration=horizon, warmup=warmup, seed=seed, progress=False)
+    wall = time.perf_counter() - t
+    row = res.summary().row(0, named=True)
+    return BenchRow(
+        "storagelab", "closed 64xQD1, 4 nodes, 2 copies", src.issued_total, wall, row["mean_ms"], None
+    )
+
+
+#: The calibration scenario the realistic bench rows run: Virtual SAN all-flash at 64 VMs.
+VSAN_CONFIGURATION, VSAN_VMS = "all-flash NVMe", 64
+VSAN_SCENARIO = f"vSAN {VSAN_CONFIGURATION}, {VSAN_VMS} VMs (calibration scenario)"
+
+
+def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The Virtual SAN calibration scenario as the calibration runs it: the study's preset under its
+    Iometer workload (closed loop, QD1 per VM, 4 KiB 70 % random reads, writes on two hosts)."""
+    from storagelab.studies.vsan.preset import vsan
+    from storagelab.studies.vsan.workloads import vsan_iometer
+
+    topology = vsan(VSAN_CONFIGURATION)
+    sources = vsan_iometer(vms=VSAN_VMS).sources(topology.volumes)
+    t = time.perf_counter()
+    res = simulate(sources[0].target, sources, duration=horizon, warmup=warmup, seed=seed, progress=False)
+    wall = time.perf_counter() - t
+    mean = res.summary()["mean_ms"][0]
+    return BenchRow("storagelab", VSAN_SCENARIO, sum(s.issued_total for s in sources), wall, mean, None)
+
+
+def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The same closed mirrored cluster written the textbook SimPy way, with the preset's parameter values
+    and device models: a process per VM; the software path and network as a timeout; per copy a process
+    that queues for its host's ``simpy.Resource`` (the vSAN IO path) and then for the device's (the
+    capacity SSD the 1 MiB placement unit stripes to for reads, the NVMe buffer for writes); a write
+    waits for both copies with ``all_of``."""
+    from storagelab.studies.vsan.preset import vsan
+    from storagelab.studies.vsan.workloads import SPAN_PER_VM
+
+    p = vsan(VSAN_CONFIGURATION).params
+    hosts, copies = int(p["hosts"].value), int(p["copies"].value)
+    per_host, unit = int(p["capacity_devices_per_host"].value), int(p["placement"].si)
+    stack_mean, stack_scv, node_mean = p["stack_delay"].si, p["stack_delay_scv"].value, p["node_service"].si
+    ssd, nvme = p.device("capacity_device"), p.device("write_buffer_device")
+    env = simpy.Environment()
+    rng = np.random.default_rng(seed)
+    cpu = [simpy.Resource(env, 1) for _ in range(hosts)]
+    reads = [[simpy.Resource(env, ssd.parallelism) for _ in range(per_host)] for _ in range(hosts)]
+    writes = [simpy.Resource(env, nvme.parallelism) for _ in range(hosts)]
+    sigma2 = np.log1p(stack_scv)
+    blocks = VSAN_VMS * SPAN_PER_VM // 4096
+    responses: list[float] = []
+    done = [0]
+
+    def copy(h: int, is_read: bool, address: int):
+        with cpu[h].request() as req:
+            yield req
+            yield env.timeout(rng.exponential(node_mean))
+        device, model = (reads[h][(address // unit) % per_host], ssd) if is_read else (writes[h], nvme)
+        with device.request() as req:
+            yield req
+            yield env.timeout(model.service_time(is_read, 4096, 0, rng))
+
+    def vm():
+        while True:
+            start = env.now
+            is_read = rng.random() < 0.7
+            address = int(rng.integers(blocks)) * 4096
+            yield env.timeout(rng.lognormal(np.log(stack_mean) - sigma2 / 2, np.sqrt(sigma2)))
+            primary = (address // unit) % hosts
+            if is_read:
+                yield env.process(copy(primary, True, address))
+            else:
+                yield env.all_of(
+                    [env.process(copy((primary + k) % hosts, False, address)) for k in range(copies)]
+                )
+            done[0] += 1
+            if start >= warmup:
+                responses.append(env.now - start)
+
+    for _ in range(VSAN_VMS):
+        env.process(vm())
+    t = time.perf_counter()
+    env.run(until=horizon)
+    wall = time.perf_counter() - t
+    return BenchRow("simpy (process per VM and per copy)", VSAN_SCENARIO, done[0], wall,
+                    1e3 * statistics.fmean(responses), None)  # fmt: skip
+
+
+def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.DataFrame:
+    """Run every model on every scenario ``repeats`` times; one row per model and scenario (medians)."""
+    repeats = repeats or (1 if quick else 3)
+    mm4_horizon = 15.0 if quick else 60.0  # simulated seconds: 54k / 216k customers at 3,600/s
+    closed_horizon = 1.0 if quick else 4.0
+    vsan_horizon = 1.0 if quick else 3.0  # simulated seconds: about 40k / 120k IOs
+    runs = [
+        (run_storagelab_mm4, mm4_horizon, 1.0),
+        (run_storagelab_mm4_events, mm4_horizon, 1.0),
+        (run_ciw_mm4, mm4_horizon, 1.0),
+        (run_simpy_mm4, mm4_horizon, 1.0),
+        (run_storagelab_closed, closed_horizon, 0.1),
+        (run_storagelab_vsan, vsan_horizon, 0.2),
+        (run_simpy_vsan, vsan_horizon, 0.2),
+    ]
+    rows = []
+    for fn, horizon, warmup in tqdm(runs, desc="benchmark", unit="model"):
+        results = [fn(horizon, warmup, seed + r) for r in range(repeats)]
+        wall = statistics.median(r.wall_seconds for r in results)
+        first = results[0]
+        rows.append(
+            {
+                "model": first.model,
+                "scenario": first.scenario,
+                "simulated_ios": first.simulated_ios,
+                "wall_seconds": wall,
+                "ios_per_second": first.simulated_ios / wall,
+                "mean_response_ms": statistics.fmean(r.mean_response_ms for r in results),
+                "analytic_mean_ms": first.analytic_mean_ms,
+                "repeats": repeats,
+            }
+        )
+    df = pl.DataFrame(rows)
+    ciw_rate = df.filter(pl.col("model") == "ciw")["ios_per_second"][0]
+    simpy_rate = (
+        pl.col("ios_per_second").filter(pl.col("model").str.starts_with("simpy")).first().over("scenario")
+    )
+    return df.with_columns(
+        ratio_to_ciw=pl.when(pl.col("scenario").str.starts_with("M/M/4")).then(
+            pl.col("ios_per_second") / ciw_rate
+        ),
+        ratio_to_simpy=pl.col("ios_per_second") / simpy_rate,
+    )
+
+
+def sweep_efficiency(
+    points: int = 16, duration_s: float = 100.0, repeats: int = 2, seed: int = 1
+) -> pl.DataFrame:
+    """The same ``points``-run M/M/4 sweep (one point, ``points`` seeds: runs of equal cost, ``duration_s``
+    simulated seconds each) on an embedded Dask
+    cluster of 1 and of 2 worker processes, alternately ``repeats`` times, each into a fresh store; each
+    cluster is started (and its workers import the package) before the clock does. One row per worker count: median wall seconds, and the
+    speed-up of 2 workers over 1 (parallel efficiency = speed-up / 2)."""
+    import tempfile
+
+    from distributed import Client
+
+    from storagelab.dask_cluster import local_cluster
+    from storagelab.pipeline.sweeps import sweep
+
+    spec = {"name": "bench", "scenario": "storagelab.pipeline.scenarios:mmc_queue",
+            "fixed": {"servers": 4, "rho": 0.8, "duration_s": duration_s},
+            "seeds": list(range(seed, seed + points))}  # fmt: skip
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(repeats):
+        for n in walls:  # one cluster at a time, so idle workers do not share the cores
+            with local_cluster(n) as cluster, Client(cluster) as client:
+                client.run(lambda: __import__("storagelab.pipeline.scenarios"))  # warm up every worker
+                with tempfile.TemporaryDirectory() as tmp:
+                    done = sweep(spec, results=tmp, client=client, progress=False)
+            if done.failed or done.computed != points:
+                raise RuntimeError(f"benchmark sweep failed: {done.failed}")
+            walls[n].append(done.wall_s)
+    one = statistics.median(walls[1])
+    return pl.DataFrame(
+        [{"workers": n, "runs": points, "median_wall_seconds": statistics.median(w), "walls": ", ".join(f"{x:.2f}" for x in w),
+          "speedup_over_1": one / statistics.median(w)} for n, w in walls.items()]
+    )  # fmt: skip
+
+
+#: The storagelab rows of :func:`bench` that :func:`against_revision` times in both checkouts: the row's
+#: function in :mod:`storagelab.verify.benchmark`, its simulated seconds and warm-up (as ``bench`` runs them).
+STORAGELAB_ROWS: dict[str, tuple[str, float, float]] = {
+    "M/M/4 rho=0.9": ("run_storagelab_mm4", 60.0, 1.0),
+    "M/M/4 rho=0.9, no shortcuts": ("run_storagelab_mm4_events", 60.0, 1.0),
+    "closed 64xQD1, 4 nodes, 2 copies": ("run_storagelab_closed", 4.0, 0.1),
+    VSAN_SCENARIO: ("run_storagelab_vsan", 3.0, 0.2),
+}
+
+_TIME_ROWS = """
+import json, sys
+try:
+    from storagelab.verify import benchmark as b
+except ImportError:  # a revision from before the benchmark's home was storagelab.verify
+    from storagelab import benchmark as b
+rows = json.loads(sys.argv[1])
+out = {}
+for name, (fn, horizon, warmup) in rows.items():
+    r = getattr(b, fn)(horizon, warmup, int(sys.argv[2]))
+    out[name] = [r.wall_seconds, r.simulated_ios, r.mean_response_ms]
+print(json.dumps(out))
+"""
+
+
+def against_revision(revision: str, rounds: int = 5, seed: int = 1) -> pl.DataFrame:
+    """The storagelab rows of :func:`bench` timed in this checkout and in git ``revision`` of its
+    repository, side by side: each round runs every row once in each checkout, in a fresh process
+    each, alternating which goes first (this machine's speed drifts, so neither gets the better
+    minutes). One row per scenario: median wall seconds of each, their ratio (this / revision: above 1
+    is a slowdown), and the simulated IOs and mean response of each, which say whether the two
+    simulated the same system (a model that gained a stage does more work per IO by design).
+
+    ``revision`` is checked out in a temporary git worktree, removed afterwards; both run with this
+    Python and its installed dependencies. Raises ``ValueError`` if this package is not in a git
+    checkout, the revision is unknown, or it lacks one of the rows' functions."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    if not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    here = Path(__file__).resolve().parent.parent  # .../lib
+    git = ["git", "-C", str(here)]
+    top = subprocess.run([*git, "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if top.returncode != 0:
+        raise ValueError(f"bench --against needs storagelab in a git checkout; {here} is not in one")
+    commit = subprocess.run([*git, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+                            capture_output=True, text=True)  # fmt: skip
+    if commit.returncode != 0:
+        raise ValueError(f"bench --against: {revision!r} is not a commit of {top.stdout.strip()}")
+    sha = commit.stdout.strip()
+    rows = json.dumps(STORAGELAB_ROWS)
+
+    def timed(lib: str) -> dict[str, list[float]]:
+        env = {**os.environ, "PYTHONPATH": lib + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        p = subprocess.run([sys.executable, "-c", _TIME_ROWS, rows, str(seed)], env=env, capture_output=True,
+                           text=True)  # fmt: skip
+        if p.returncode != 0:
+            raise ValueError(f"bench --against: the rows failed in {lib}:\n{p.stderr.strip()[-2000:]}")
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    with tempfile.TemporaryDirectory(prefix="storagelab-bench-") as tmp:
+        tree = str(Path(tmp) / "revision")
+        add = [*git, "worktree", "add", "--detach", "--quiet", tree, sha]
+        subprocess.run(add, check=True, capture_output=True)
+        try:
+            libs = {"revision": str(Path(tree) / "lib"), "this": str(here)}
+            runs: dict[str, list[dict[str, list[float]]]] = {"revision": [], "this": []}
+            for r in tqdm(range(rounds), desc=f"bench against {revision}", unit="round"):
+                for which in ("revision", "this") if r % 2 == 0 else ("this", "revision"):
+                    runs[which].append(timed(libs[which]))
+        finally:
+            subprocess.run([*git, "worktree", "remove", "--force", tree], capture_output=True)
+    out = []
+    for name in STORAGELAB_ROWS:
+        old = statistics.median(x[name][0] for x in runs["revision"])
+        new = statistics.median(x[name][0] for x in runs["this"])
+        out.append({
+            "scenario": name, "revision": sha[:10], "rounds": rounds,
+            "wall_seconds_revision": old, "wall_seconds_this": new, "this_over_revision": new / old,
+            "simulated_ios_revision": int(runs["revision"][0][name][1]), "simulated_ios_this": int(runs["this"][0][name][1]),
+            "mean_ms_revision": runs["revision"][0][name][2], "mean_ms_this": runs["this"][0][name][2],
+        })  # fmt: skip
+    return pl.DataFrame(out)
