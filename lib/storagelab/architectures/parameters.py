@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from storagelab import devices
-from storagelab.provenance import PRESET_UNIT, Param, current_capacity_scale
+from storagelab.provenance import CHOICE_UNIT, PRESET_UNIT, Param, current_capacity_scale
 from storagelab.published.units import UNITS
 
 
@@ -93,7 +93,7 @@ class ParamSet(Mapping[str, Param]):
                 )
             p = self._params[name]
             new = _override_value(preset, name, p, value)
-            was = f"{p.value} {p.unit}" if p.unit != PRESET_UNIT else repr(p.value)
+            was = repr(p.value) if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value} {p.unit}"
             self._params[name] = replace(
                 p, value=new, origin="user", source=f"set when the preset was built (was {was}, {p.origin})",
                 fitted_on=(),
