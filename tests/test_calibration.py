@@ -171,8 +171,13 @@ def test_tolerances_by_unit():
     latency = Point("ds5020", "ds5020-t2-latency-t3", "read latency")  # 0.016 s in the dataset
     assert latency.unit == "ms" and latency.published == pytest.approx(16.0)
     assert latency.tolerance() == pytest.approx(3.2)
-    small = Point("ds5020", "ds5020-f16-log-log-write-lat", "log write latency")  # 0.0004 s
-    assert small.tolerance() == pytest.approx(1.0)  # the 1 ms floor wins
+    small = Point("ds5020", "ds5020-f16-log-log-write-lat", "log write latency")  # "0.0004" s
+    assert small.stated_precision() == pytest.approx(0.1)  # the last stated digit: 0.0001 s
+    assert small.tolerance() == pytest.approx(0.1)  # not 1 ms: it would accept anything up to 1.4 ms
+    assert small.passes(0.5) and not small.passes(0.51) and not small.passes(1.4)
+    ilio = Point("ilio", "iom-ilio-lat-read", "read latency")  # "0.4349" ms
+    assert ilio.tolerance() == pytest.approx(0.2 * 0.4349)  # 20 % is wider than 0.0001 ms
+    assert not ilio.passes(0.607)  # the fitted value that passed under the 1 ms floor
     micro = Point("vplex", "write-adder-local-range-low", "write adder")  # 200 us, stated in us
     assert micro.unit == "ms" and micro.tolerance() == pytest.approx(0.04)  # 20 %: the floor is 1 us
     assert not micro.passes(0.9)  # a 1 ms floor would have passed anything under 1.2 ms
@@ -189,9 +194,15 @@ def test_a_range_is_scored_against_both_ends():
         Point("vplex", "write-adder-local-range-low", "x", range_with="write-adder-metro-range-low")
 
 
-def test_point_rejects_unknown_comparison_and_unknown_row():
-    with pytest.raises(ValueError, match="comparison"):
-        Point("vsan", "vsan-af-iops-vm64", "x", comparison="roughly")
+def test_a_point_reads_its_row_as_the_row_states_and_cannot_be_told_otherwise():
+    assert Point("vsan", "vsan-af-iops-vm32", "x").comparison == "at-least"  # "over 37,000"
+    assert Point("vplex", "xio-latency-sub-ms", "x").comparison == "at-most"
+    assert Point("nexgen", "s2-cache-iops-burst", "x").comparison == "two-sided"  # approx
+    with pytest.raises(TypeError, match="comparison"):
+        Point("vsan", "vsan-af-iops-vm32", "x", comparison="two-sided")  # type: ignore[call-arg]
+
+
+def test_point_rejects_an_unknown_row():
     with pytest.raises(KeyError, match="no-such-row"):
         _ = Point("vsan", "no-such-row", "x").published
 

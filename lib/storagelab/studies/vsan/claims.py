@@ -218,7 +218,7 @@ def scenarios() -> list[Scenario]:
         for vms, pts in sorted(_points(conf).items()):
             points = tuple(
                 Point(STUDY, rid, f"{conf}, {vms} VMs: " + ("IOPS" if t is None else f"% of IOs under {t:g} ms"),
-                      "two-sided", "the text's 'over' rounds a measured figure" if t is None else "")
+                      )
                 for rid, t in pts
             )  # fmt: skip
 
