@@ -8,7 +8,9 @@ import math
 import polars as pl
 from scipy.optimize import brentq
 
+from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario, published_value
+from storagelab.kernel.simulation import SimulationResult
 from storagelab.provenance import Param
 from storagelab.studies.fits import fits_of
 from storagelab.studies.ilio import preset
@@ -102,8 +104,9 @@ def scenarios() -> list[Scenario]:
         return {"iom-eql-iops": float(s["iops"].sum()), "iom-eql-lat": float(read["mean_ms"][0])}
 
     def tier_iops(workload: ApplicationWorkload, seed: int, t: dict[str, float]) -> tuple[float, float]:
-        res = preset.equallogic(ilio=True).run(workload, seed=seed, **t)
-        return float(res.summary()["iops"].sum()), tier2_iops(res)
+        topo = preset.equallogic(ilio=True)
+        res = topo.run(workload, seed=seed, **t)
+        return float(res.summary()["iops"].sum()), tier2_iops(res, topo)
 
     def login_vsi(seed: int, quick: bool) -> dict[str, float]:
         w = combine("Login VSI + Iometer", [
@@ -234,10 +237,11 @@ def scenarios() -> list[Scenario]:
     ]
 
 
-def tier2_iops(res) -> float:
-    """IOs per second that reached the EqualLogic (crossed its 1 GbE link) in a run's measured window."""
-    c = res.components().filter((pl.col("component") == "1 GbE") & (pl.col("statistic") == "accepted"))
-    return float(c["value"][0]) / res.measured
+def tier2_iops(res: SimulationResult, topo: Topology) -> float:
+    """IOs per second that reached the EqualLogic (crossed its link, the topology's ``"link"`` role) in a
+    run of ``topo``'s measured window."""
+    accepted = topo.role_stats(res, "link", "accepted")["value"]
+    return float(accepted.sum()) / res.measured
 
 
 def fitted_on() -> dict[str, tuple[str, ...]]:
