@@ -23,7 +23,7 @@ STUDY = "ilio"
 
 
 #: Fitted: the Iometer test file of the EqualLogic baseline (GB); see :func:`fit`.
-FITTED_TEST_FILE_GB = 4.46
+FITTED_TEST_FILE_GB = 4.53
 TEST_FILE_FITTED_ON = ("iom-eql-lat",)
 
 
