@@ -72,7 +72,10 @@ def test_overrides_are_applied_and_tagged_user():
         (lambda: ds5020(drive="15K SATA"), ["'drive'", "device preset", "10K SAS"]),
         (lambda: ds5020(host_path_rate="5 ms"), ["'host_path_rate'", "is a time", "throughput"]),
         (lambda: ds5020(host_path_rate="fast"), ["'host_path_rate'", "cannot read 'fast'"]),
-        (lambda: ds5020(drive_queueing=3), ["'drive_queueing'", "one of 0, 1, 2"]),
+        (
+            lambda: ds5020(drive_ordering="random"),
+            ["'drive_ordering'", "one of 'fifo', 'sstf', 'elevator', 'satf'"],
+        ),
         (lambda: ds5020(drives=56), ["needs 112 drives", "drives = 56"]),
         (lambda: vsan("all-flash NVMe", copies=3, hosts=2), ["copies (3) cannot exceed hosts (2)"]),
     ],
