@@ -18,7 +18,7 @@ from storagelab.architectures.parameters import ParamSet
 from storagelab.calibration import CalibrationResult, Point, Scenario, run_scenarios
 from storagelab.calibration.claims import published_value
 from storagelab.cli import app
-from storagelab.provenance import Param
+from storagelab.provenance import Param, capacity_scale
 from storagelab.studies.vsan import preset as vsan_preset
 
 runner = CliRunner()
@@ -163,6 +163,47 @@ def test_a_fitted_claim_is_counted_apart():
                   fitted={"vsan-af-iops-vm64"})  # fmt: skip
     total = result.pass_rates().row(-1, named=True)
     assert (total["fitted"], total["fitted_within_tolerance"], total["informative_predicted"]) == (1, 1, 0)
+
+
+def _director(**overrides: object) -> ParamSet:
+    """A VPLEX-like director: a fitted time per pass (fitted on the read-hit latency) and a back end
+    whose latency comes from a datasheet; both are capacity-setting."""
+    return ParamSet(
+        "synthetic director",
+        {
+            "pass_time": Param(85.0, "us", "fit", "one pass fitted on the read hit", fitted_on=("readhit-latency-range-low",),
+                               capacity="time"),
+            "back_end": Param(300.0, "us", "datasheet", "the array's write latency", capacity="time"),
+        },
+        overrides,
+    )  # fmt: skip
+
+
+def test_a_claim_that_is_a_multiple_of_a_fit_comes_out_insensitive():
+    """The sensitivity runs perturb what was not fitted: a claim that is arithmetic on a fitted parameter
+    (the VPLEX write adder is two director passes) passes at every scale and is set apart as insensitive;
+    one that the datasheet back end moves stays informative."""
+    adder = Point(
+        "vplex",
+        "write-adder-local-range-low",
+        "write adder",
+        range_with="write-adder-local-range-high",
+        claim="vplex-write-adder-local",
+    )
+    native = Point("vplex", "readmiss-adder-local-overview-range-low", "a back-end latency")
+
+    def run(seed: int, quick: bool) -> dict[str, float]:
+        p = _director()
+        return {adder.key: 2 * p["pass_time"].value / 1e3, native.key: p["back_end"].value / 1e3 - 0.13}
+
+    result = _run(Scenario("vplex", "adders", (adder, native), run), fitted={"readhit-latency-range-low"})
+    claims = {r["claim"]: r for r in result.claims().iter_rows(named=True)}
+    assert claims["vplex-write-adder-local"]["pass"] and not claims["vplex-write-adder-local"]["sensitive"]
+    assert claims["vplex-readmiss-adder"]["sensitive"]
+    with capacity_scale(2.0):
+        assert _director()["pass_time"].value == 85.0  # held: a refit on its own point would hold it
+        assert _director()["back_end"].value == 150.0
+    assert _director().capacity_params() == ["back_end"]
 
 
 def test_tolerances_by_unit():

@@ -270,3 +270,48 @@ def test_equallogic_read_hits_follow_each_workloads_working_set():
     assert equallogic().param("controller_cache").origin == "assumption"
     assert hit_ratio(claims.baseline_workload()) == pytest.approx(4 / 4.46, abs=0.02)
     assert hit_ratio(atlantis_vdi_iometer(span=400 * 10**9)) == pytest.approx(0.01, abs=0.01)
+
+
+def _drive_orderings(topology: Topology) -> set[str]:
+    """The queue disciplines (names) of every station in ``topology`` that serves a hard disk."""
+    from storagelab.devices import HDD, ScaledDevice
+    from storagelab.kernel import Station
+    from storagelab.kernel.disciplines import DISCIPLINES
+
+    names = {cls: name for name, cls in DISCIPLINES.items()}
+    seen: set[int] = set()
+    out: set[str] = set()
+    stack = [
+        *topology.volumes.values(),
+        *topology.parts.values(),
+        *(c for cs in topology.roles.values() for c in cs),
+    ]
+    while stack:
+        c = stack.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        stack.extend(c.children())
+        if isinstance(c, Station):
+            src = c.service_source
+            device = src.model if isinstance(src, ScaledDevice) else src
+            if isinstance(device, HDD):
+                out.add(names[type(c.discipline)])
+    return out
+
+
+@pytest.mark.parametrize("name", list(studies.PRESETS))
+def test_how_a_preset_s_drives_order_commands_is_a_declared_choice(name):
+    """A per-preset choice is a Param: every hard disk's queue discipline is the value of a declared
+    ``choice`` parameter, and overriding that parameter changes it (no preset hard-codes an ordering)."""
+    topology = studies.build(name)
+    orderings = _drive_orderings(topology)
+    if not orderings:
+        pytest.skip(f"{name} has no hard disks")
+    declared = {
+        k: p for k, p in topology.params.declared().items() if p.unit == "choice" and p.value in orderings
+    }
+    assert declared, f"{name}: drives ordered by {orderings}, but no choice parameter declares it"
+    [(key, p)] = declared.items()
+    other = next(c for c in p.choices if c != p.value)
+    assert _drive_orderings(studies.build(name, **{key: other})) == {other}, (name, key)
