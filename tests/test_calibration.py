@@ -470,3 +470,22 @@ def test_ilio_fits_are_re_derived_from_the_datasets():
     assert cpu.origin == "fit" and cpu.value == pytest.approx(2 / iops * 1e6, abs=0.01)
     outstanding = ilio_claims.iometer_on_ilio_workload().params["outstanding"]
     assert outstanding.origin == "fit" and outstanding.value == round(iops * lat_ms / 1e3 / 4) == 4
+
+
+def test_changes_lists_the_claims_whose_role_sensitivity_or_result_moved():
+    p, q = Point("vsan", "vsan-af-iops-vm32", "IOPS"), Point("vsan", "vsan-af-iops-vm64", "IOPS")
+    before = _run(
+        Scenario(
+            "vsan", "s", (p, q), lambda seed, quick: {p.key: 40000.0, q.key: 39500.0 * _capacity() / 1000}
+        )
+    )
+    after = _run(
+        Scenario(
+            "vsan", "s", (p, q), lambda seed, quick: {p.key: 30000.0, q.key: 39500.0 * _capacity() / 1000}
+        )
+    )
+    changed = after.changes(before, {"vsan-af-iops-vm32": "read as at least"})
+    assert changed.select("claim", "pass_before", "pass", "reason").rows() == [
+        ("vsan-af-iops-vm32", True, False, "read as at least")
+    ]
+    assert after.changes(after).is_empty()

@@ -122,6 +122,25 @@ class CalibrationResult:
             )
         return "\n".join(lines)
 
+    def changes(self, before: CalibrationResult, reasons: dict[str, str] | None = None) -> pl.DataFrame:
+        """The claims whose role, sensitivity or result differ from ``before`` (an earlier run), or that
+        only one of the two runs has: study, claim, each column before and now, and ``reason`` (from
+        ``reasons`` by claim id, empty where none is given)."""
+        cols = ["role", "sensitive", "pass"]
+        old = before.claims().select("study", "claim", *cols)
+        new = self.claims().select("study", "claim", *cols)
+        joined = old.join(new, on=["study", "claim"], how="full", suffix="_now", coalesce=True)
+        changed = pl.any_horizontal([pl.col(c).ne_missing(pl.col(f"{c}_now")) for c in cols])
+        out = joined.filter(changed).select(
+            "study", "claim",
+            *[pl.col(c).alias(f"{c}_before") for c in cols],
+            *[pl.col(f"{c}_now").alias(c) for c in cols],
+        )  # fmt: skip
+        why = reasons or {}
+        return out.with_columns(
+            reason=pl.col("claim").map_elements(lambda c: why.get(c, ""), return_dtype=pl.String)
+        )
+
     def insensitive(self) -> pl.DataFrame:
         """Predicted claims that pass with the capacity halved, as declared, and doubled."""
         return self.claims().filter((pl.col("role") == "predicted") & ~pl.col("sensitive"))
