@@ -489,3 +489,13 @@ def test_changes_lists_the_claims_whose_role_sensitivity_or_result_moved():
         ("vsan-af-iops-vm32", True, False, "read as at least")
     ]
     assert after.changes(after).is_empty()
+
+
+def test_a_bound_in_a_conflict_group_is_its_own_row_s_bound():
+    """'a SQL OPM increase over six times' is >= 6, not >= the group's low end (5.38, derived from the
+    figures); the two-sided '6X' of the same group is scored against the span of the two-sided values."""
+    over = Point("nexgen", "opm-ratio-over6", "ratio", claim="opm-ratio")
+    six = Point("nexgen", "opm-ratio-6x", "ratio", claim="opm-ratio")
+    assert over.published_range == (6.0, 6.0)
+    assert not over.passes(5.5) and over.passes(6.0)
+    assert six.published_range == pytest.approx((5.38, 6.15))
