@@ -499,3 +499,12 @@ def test_a_bound_in_a_conflict_group_is_its_own_row_s_bound():
     assert over.published_range == (6.0, 6.0)
     assert not over.passes(5.5) and over.passes(6.0)
     assert six.published_range == pytest.approx((5.38, 6.15))
+
+
+def test_recount_puts_two_runs_counts_side_by_side():
+    p = Point("vsan", "vsan-af-iops-vm64", "IOPS")
+    before = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: 39500.0 * _capacity() / 1000}))
+    after = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: 30000.0 * _capacity() / 1000}))
+    total = after.recount(before).row(-1, named=True)
+    assert (total["study"], total["within_tolerance_before"], total["within_tolerance"]) == ("total", 1, 0)
+    assert total["informative_predicted_before"] == total["informative_predicted"] == 1

@@ -122,6 +122,18 @@ class CalibrationResult:
             )
         return "\n".join(lines)
 
+    def recount(self, before: CalibrationResult) -> pl.DataFrame:
+        """The counts of :meth:`pass_rates` for ``before`` (an earlier run) and for this run side by side,
+        per study and in total: informative predicted claims and how many are within tolerance, and the
+        claims set apart (insensitive, fitted, derived)."""
+        cols = ["informative_predicted", "within_tolerance", "share_pct", "insensitive_predicted", "fitted",
+                "fitted_within_tolerance", "derived"]  # fmt: skip
+        old = before.pass_rates().select("study", *[pl.col(c).alias(f"{c}_before") for c in cols])
+        new = self.pass_rates().select("study", *cols)
+        out = old.join(new, on="study", how="full", coalesce=True, maintain_order="left_right")
+        order = [c for pair in zip([f"{c}_before" for c in cols], cols, strict=True) for c in pair]
+        return out.select("study", *order)
+
     def changes(self, before: CalibrationResult, reasons: dict[str, str] | None = None) -> pl.DataFrame:
         """The claims whose role, sensitivity or result differ from ``before`` (an earlier run), or that
         only one of the two runs has: study, claim, each column before and now, and ``reason`` (from
