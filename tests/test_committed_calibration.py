@@ -114,3 +114,15 @@ def test_every_committed_point_reads_its_row_as_the_row_states():
         if r["comparison"] != READINGS[published_rows()[r["point"].split(" [")[0]]["qualifier"]]
     ]
     assert not wrong, f"points read otherwise than their rows state: {wrong}"
+
+
+def test_every_claim_that_moved_since_round_two_says_why():
+    """Notebook 10's recount: each claim whose role, sensitivity or result differs from the committed run
+    before the rules were applied evenly has a reason in ``studies.recount.REASONS`` (and no reason is
+    left for a claim that did not move)."""
+    from storagelab.studies import recount
+
+    before = CalibrationResult.read_csv(ROOT / "notebooks" / "calibration-quick-round2.csv")
+    moved = set(CalibrationResult.read_csv(COMMITTED).changes(before)["claim"])
+    assert moved - set(recount.REASONS) == set(), "claims that moved without a reason"
+    assert set(recount.REASONS) - moved == set(), "reasons for claims that did not move"
