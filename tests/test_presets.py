@@ -315,3 +315,19 @@ def test_how_a_preset_s_drives_order_commands_is_a_declared_choice(name):
     [(key, p)] = declared.items()
     other = next(c for c in p.choices if c != p.value)
     assert _drive_orderings(studies.build(name, **{key: other})) == {other}, (name, key)
+
+
+def test_a_choice_param_names_one_of_its_choices():
+    from storagelab.devices.hdd import command_ordering
+
+    p = command_ordering()
+    assert (p.value, p.unit, p.origin) == ("satf", "choice", "device-physics")
+    with pytest.raises(ValueError, match="must be one of"):
+        Param("random", "choice", "assumption", "x", choices=("satf", "elevator"))
+    with pytest.raises(ValueError, match="lists its choices as strings"):
+        Param("satf", "choice", "assumption", "x")
+    with pytest.raises(TypeError, match="a modelling choice"):
+        _ = p.si
+    with pytest.raises(ValueError, match="fitted on"):
+        command_ordering("sstf", origin="fit")  # chosen against published points: a fit names them
+    assert command_ordering("sstf", origin="fit", fitted_on=("ds5020-t3-iops-total",)).fitted_on
