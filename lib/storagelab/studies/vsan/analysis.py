@@ -207,19 +207,20 @@ def destage_load(
     quick: bool = True,
     seed: int = 1,
     overrides: dict[str, object] | None = None,
-    drive_queueing: tuple[int, ...] = (1, 0),
+    orderings: tuple[str, ...] = ("satf", "elevator"),
 ) -> pl.DataFrame:
     """Where the hybrids' time goes at ``vms`` VMs under the study's protocol, with the write log
-    destaging to the 10K drives: per configuration and drive command ordering (``drive_queueing``, the
-    preset parameter: 1 by access time, the preset's; 0 the LOOK elevator), the simulated IOPS, the
+    destaging to the 10K drives: per configuration and drive command ordering (``orderings``, values of
+    the preset parameter ``command_ordering``: ``satf`` by access time, the preset's; ``elevator`` the
+    LOOK elevator, seek distance only), the simulated IOPS, the
     utilisation of the host IO path (the fitted per-IO time) and of the 10K drives, each drive's read
     misses and destage writes per second, the mean time a drive takes per IO, the writes the log held
     (congestion) and the share of IOs under 2 and 10 ms (means over the hosts and drives)."""
     rows = []
     for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
-        for ordering in drive_queueing:
+        for ordering in orderings:
             topo = preset.vsan(
-                conf, **{**protocol_overrides(conf, vms), "drive_queueing": ordering, **(overrides or {})}
+                conf, **{**protocol_overrides(conf, vms), "command_ordering": ordering, **(overrides or {})}
             )
             res = topo.run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
             stat = functools.partial(_role_values, topo, res)
@@ -231,7 +232,7 @@ def destage_load(
             curve = res.service_level_curve((2, 10))
             under = dict(zip(curve["threshold_ms"], curve["share_under"], strict=True))
             rows.append({
-                "configuration": conf, "ordering": preset.DRIVE_QUEUEING[ordering],
+                "configuration": conf, "ordering": ordering,
                 "iops": float(res.summary()["iops"][0]),
                 "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
                 "drive_utilisation": float(stat("drives", "utilisation").mean()),

@@ -56,6 +56,7 @@ from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WorkingSetReadCache
 from storagelab.components.write_log import WriteLog
 from storagelab.devices import SSD
+from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.disciplines import DISCIPLINES
@@ -63,8 +64,21 @@ from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
-#: How the hybrids' 10K drives order their queued commands (parameter ``drive_queueing``).
-DRIVE_QUEUEING = ("elevator", "satf")
+
+#: How the hybrids' 10K drives order their queued commands (parameter ``command_ordering``): the one
+#: declaration of :func:`storagelab.devices.hdd.command_ordering`, with what the manuals found say.
+_ORDERING_SOURCE = (
+    "drives with tagged command queuing reorder the queued commands by access time (seek plus rotational "
+    "latency): shortest access time first. Maxtor Atlas 10K V product manual, 6.10 Command Reordering "
+    "(manualsdump.com/en/manuals/maxtor-10k_v/146247/219): 'The drive uses Optimized Reordering Command "
+    "Algorithm (ORCA) and tagged command queuing to provide greater throughput by reordering any commands "
+    "queued on the drive to minimize rotational latency, seek time and head selection time' (an enterprise "
+    "10K drive of an earlier generation); HGST Ultrastar C15K600 2.5-inch SAS specification (2013), 20.4: "
+    "'Command reordering is supported when enabled by the Queue Algorithm Modifier in mode page 0A' "
+    "(manualshelf.com/manual/hgst/c15k600-450gb-20-pack/technical-information-english-german/page-313.html). "
+    "The study's Seagate ST1200MM0017 (Enterprise Performance 10K HDD v7) manual was not found to say how it "
+    "orders its queue"
+)
 
 #: Fitted values (``storagelab.studies.vsan.claims.fit()`` reproduces them; a test checks it).
 FITTED_STACK_DELAY_MS = 0.4936
@@ -178,16 +192,7 @@ def params(configuration: str) -> dict[str, Param]:
                 "not stated in the document",
                 high=1.0,
             ),
-            "drive_queueing": Param(
-                1,
-                "count",
-                "assumption",
-                "how the 10K SAS drives order queued commands: 1 = "
-                "shortest access time first (seek and rotation: SAS drives with tagged command "
-                "queuing reorder by rotational position); 0 = LOOK elevator (seek distance "
-                "only), under which the drives could not take the destage (notebook 11)",
-                choices=(0, 1),
-            ),
+            "command_ordering": command_ordering(source=_ORDERING_SOURCE),
             "drive_queue_depth": Param(
                 32,
                 "count",
@@ -248,11 +253,11 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
         else:
             ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
-            ordering = DRIVE_QUEUEING[int(p["drive_queueing"].value)]
+            ordering = str(p["command_ordering"].value)
             depth = int(p["drive_queue_depth"].value)
             hdds = []  # each drive a fresh device: its head and platter are its own
             for i in range(per_host):
-                order = DISCIPLINES[ordering](depth=depth)
+                order = DISCIPLINES[ordering]() if ordering == "fifo" else DISCIPLINES[ordering](depth=depth)
                 hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
             roles["drives"] += hdds
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
