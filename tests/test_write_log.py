@@ -168,3 +168,27 @@ def test_the_hybrids_iops_at_64_vms_count_as_fitted_because_their_hit_ratio_is_c
         assert claims.protocol_hit_ratio(conf, 64) == claims.read_hit_ratio(published_value(row) / 64)
         assert row in fitted
         assert not any(r.startswith(f"vsan-{tag}") and not r.endswith("-iops-vm64") for r in fitted), tag
+
+
+def test_vsan_all_flash_destages_its_nvme_write_buffer_to_the_s3500s():
+    """The all-flash hosts' P3700 buffers writes in a write log at the same congestion limits as the
+    E5 v3 hybrid (set on those hosts) and destages one IO per write to the S3500 capacity SSDs, which
+    are modelled with the S3500's own figures (11,500 random writes per second, against the S3700's
+    36,000) and also serve the reads."""
+    from storagelab.devices import preset as device
+    from storagelab.studies.vsan.preset import vsan
+    from storagelab.studies.vsan.workloads import vsan_iometer
+
+    topo = vsan("all-flash NVMe")
+    p = topo.params
+    assert p["capacity_device"].value == "Intel DC S3500" and p["capacity_device"].origin == "datasheet"
+    assert device("Intel DC S3500").max_iops(False) == pytest.approx(11500)
+    assert (p["log_level"].si, p["log_high_limit"].si) == (8e9, 12e9)
+    assert p["log_level"].origin == "document" and p["capacity_queue_depth"].value == 32
+    res = topo.run(vsan_iometer(vms=16), seed=1, duration=1.0, warmup=0.3)
+    writes = topo.role_stats(res, "write logs", "writes")["value"].sum()
+    destages = topo.role_stats(res, "write logs", "destage_ios")["value"].sum()
+    completed = topo.role_stats(res, "capacity SSDs", "completed")["value"].sum()
+    assert writes > 0 and destages == pytest.approx(writes, rel=0.02)
+    assert completed > destages  # the reads and the destage both reach the S3500s
+    assert topo.role_stats(res, "write logs", "held_writes")["value"].sum() == 0

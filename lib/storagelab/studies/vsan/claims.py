@@ -74,9 +74,15 @@ def _device_ms(configuration: str, hit: float = 1.0) -> float:
     """Mean flash time per VM IO (ms): reads on the capacity SSD or, the ``hit`` share of them, on the
     read-cache SSD; writes acknowledged by the write buffer (NVMe or SATA SSD) at its buffered write
     latency."""
-    sata, nvme = devices.preset("SATA SSD"), devices.preset("NVMe SSD")
-    write = nvme if configuration == "all-flash NVMe" else sata
-    return 1e3 * (READ * hit * sata.mean_service_time(True, 4096) + (1 - READ) * write.host_write_time(4096))
+    p = preset.params(configuration)
+    if configuration == "all-flash NVMe":  # reads on the capacity SSDs, writes on the NVMe buffer
+        read, write = (
+            devices.preset(p["capacity_device"].value),
+            devices.preset(p["write_buffer_device"].value),
+        )
+    else:  # reads that hit and writes on the cache SSD
+        read = write = devices.preset(p["cache_device"].value)
+    return 1e3 * (READ * hit * read.mean_service_time(True, 4096) + (1 - READ) * write.host_write_time(4096))
 
 
 def mva_iops(vms: int, stack_ms: float, node_us: float, configuration: str, hit: float = 1.0) -> float:

@@ -22,9 +22,16 @@ writes, so its log reaches 8 GB within the 30-minute ramp; the model's log is at
 start and destages one IO per write it takes, at the addresses the sweep of an 8 GB log finds (a few
 blocks apart on the drive: cheap to a drive that orders by rotation, which SAS drives with tagged
 command queuing do). Above the level the backlog grows; at 12 GB writes are held (congestion).
-In the all-flash configuration writes land on the NVMe buffer and reads come from the S3500
-capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset, an SSD of
-the same family; the S3500's own datasheet was not consulted).
+In the all-flash configuration writes land in a write log on the NVMe buffer, which destages them to
+the S3500 capacity SSDs by the same mechanism (the same 8 and 12 GB limits, set on these E5 v3 hosts
+too; at most 32 destage IOs queued per SSD, SATA's command queue), and reads come from the S3500s
+(the "Intel DC S3500" device preset, Intel's S3500 figures: 75,000 random 4 KiB reads and 11,500
+writes per second). An SSD's time does not depend on the address, so the sweep's order does not
+matter to it: each destaged write costs an S3500 its random-write time (about 0.35 ms on one of its
+four units), which the reads queued behind it wait for. Not modelled: vSAN 5.5 had no all-flash
+mode (the study's S3500s were 'marked as HDD', datasets/vsan.csv), so the P3700 presumably also
+served a read cache in front of them, cleared before each VM count like the hybrids'; here every
+read goes to the S3500s.
 
 The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a parameter: with every VM's
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
@@ -111,10 +118,9 @@ def params(configuration: str) -> dict[str, Param]:
                              "Update 1 build is not modelled), by exact MVA (storagelab.studies.vsan.claims.fit) on ",
     }[configuration]  # fmt: skip
     node_rows = FITTED_ON["node_service"]
-    log_origin = "document" if configuration == "hybrid Xeon E5 v3" else "assumption"
-    log_note = (
-        "" if configuration == "hybrid Xeon E5 v3" else "; stated for the E5 v3 hosts only, taken as the same"
-    )
+    e5_v3 = configuration != "hybrid Xeon E5 v2"  # the E5 v3 hybrid and the all-flash cluster: one host type
+    log_origin = "document" if e5_v3 else "assumption"
+    log_note = "" if e5_v3 else "; stated for the E5 v3 hosts only, taken as the same"
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
         "copies": Param(
@@ -149,16 +155,38 @@ def params(configuration: str) -> dict[str, Param]:
             capacity="time",
         ),
         "placement": Param(1, "MiB", "assumption", "vSAN stripe/placement unit of 1 MiB; not stated"),
+        "log_level": Param(
+            8,
+            "GB",
+            log_origin,
+            f"data the write log holds before destaging keeps pace: "
+            f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
+            "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note,
+        ),
+        "log_high_limit": Param(
+            12,
+            "GB",
+            log_origin,
+            f"log size above which writes are held: {_DOC}: "
+            "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
+        ),
     }
     if configuration == "all-flash NVMe":
         p |= {
             "capacity_device": Param(
-                "SATA SSD",
+                "Intel DC S3500",
                 PRESET_UNIT,
                 "datasheet",
-                "the S3500 capacity SSDs, modelled "
-                "with the S3700 datasheet figures (an SSD of the same family)",
+                f"{_DOC}: '16x 800GB Intel SSD DC S3500 Series' (Intel S3500 specification figures)",
                 capacity="device",
+            ),
+            "capacity_queue_depth": Param(
+                32,
+                "count",
+                "device-physics",
+                "commands a SATA capacity SSD takes at once: SATA native command queuing holds at most 32; "
+                "it bounds the destage IOs in flight",
+                high=32,
             ),
             "write_buffer_device": Param(
                 "NVMe SSD",
@@ -203,21 +231,6 @@ def params(configuration: str) -> dict[str, Param]:
                 "command queue), which also bounds the destage IOs in flight; not stated",
                 high=256,
             ),
-            "log_level": Param(
-                8,
-                "GB",
-                log_origin,
-                f"data the write log holds before destaging keeps pace: "
-                f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
-                "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note,
-            ),
-            "log_high_limit": Param(
-                12,
-                "GB",
-                log_origin,
-                f"log size above which writes are held: {_DOC}: "
-                "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
-            ),
             "read_cache_resident": Param(
                 1.0,
                 "ratio",
@@ -247,12 +260,18 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
     roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "IO paths": []}
+    level = int(p["log_level"].si)
+    backlog = int(p["log_high_limit"].si) - level
     for h in range(1, int(p["hosts"].value) + 1):
         if configuration == "all-flash NVMe":
-            capacity = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
-            reads = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), capacity)
-            writes = _log(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
-            tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
+            ssds = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
+            roles.setdefault("capacity SSDs", []).extend(ssds)
+            capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), ssds)
+            buffer = _log(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
+            log = WriteLog(f"host {h} write log", buffer, capacity, level_bytes=level, backlog_bytes=backlog,
+                           max_destage=per_host * int(p["capacity_queue_depth"].value))  # fmt: skip
+            roles["write logs"].append(log)
+            tier = ReadWriteSplit(f"host {h} tiers", capacity, log)
         else:
             ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
             ordering = str(p["command_ordering"].value)
@@ -266,9 +285,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
             reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
                                         resident_share=float(p["read_cache_resident"].value))  # fmt: skip
-            level = int(p["log_level"].si)
-            log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level,
-                           backlog_bytes=int(p["log_high_limit"].si) - level,
+            log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level, backlog_bytes=backlog,
                            max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
             roles["write logs"].append(log)
             tier = ReadWriteSplit(f"host {h} tiers", reads, log)
