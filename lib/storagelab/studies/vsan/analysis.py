@@ -59,8 +59,10 @@ def cold_cache(
 ) -> pl.DataFrame:
     """The hybrids' read hit ratio under the study's protocol per VM count
     (:func:`~storagelab.studies.vsan.claims.protocol_hit_ratio`), with the cluster IOPS it follows from
-    (published at 64 VMs, else the model's own, simulated), the share of all IOs that then read a 10K drive, and
-    the reads per second each of the 16 drives then serves."""
+    (the model's own, simulated, at every VM count: the fixed point of
+    :data:`~storagelab.studies.vsan.claims.HIT_RATIO_METHOD`; ``published_iops`` says whether the study
+    also states the IOPS there), the share of all IOs that then read a 10K drive, and the reads per
+    second each of the 16 drives then serves."""
     rows, drives = [], HOSTS * DRIVES_PER_HOST
     for conf in configurations:
         for vms in vm_counts:
