@@ -28,6 +28,7 @@ from storagelab.studies.vsan.workloads import vsan_iometer
 
 __all__ = [
     "THRESHOLDS_MS",
+    "all_flash_destage",
     "cold_cache",
     "destage_load",
     "destage_requirement",
@@ -244,4 +245,43 @@ def destage_load(
                 "held_writes": float(stat("write logs", "held_writes").sum()),
                 "under_2ms_pct": 100 * under[2.0], "under_10ms_pct": 100 * under[10.0],
             })  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def all_flash_destage(
+    vms: int = 64,
+    *,
+    quick: bool = True,
+    seed: int = 1,
+    replications: int = 2,
+    capacity_devices: tuple[str, ...] = ("Intel DC S3500", "SATA SSD"),
+) -> pl.DataFrame:
+    """What destaging the all-flash write buffer costs at ``vms`` VMs: per capacity device preset (the
+    preset's ``Intel DC S3500``; ``SATA SSD``, the S3700 figures the preset used before), the simulated
+    IOPS, the utilisation of the host IO path and of the capacity SSDs, each SSD's reads and destage
+    writes per second, the writes the log held, and the share of IOs under 2, 5 and 10 ms (means over
+    ``replications`` runs and over the hosts and SSDs)."""
+    conf, rows = "all-flash NVMe", []
+    for device in capacity_devices:
+        runs = []
+        for r in range(replications):
+            topo = preset.vsan(conf, capacity_device=device)
+            res = topo.run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
+            stat = functools.partial(_role_values, topo, res)
+            ssds = stat("capacity SSDs", "completed").len()
+            destage = float(stat("write logs", "destage_ios").sum())
+            ssd_ios = float(stat("capacity SSDs", "completed").sum())
+            curve = res.service_level_curve((2, 5, 10))
+            under = dict(zip(curve["threshold_ms"], curve["share_under"], strict=True))
+            runs.append({
+                "iops": float(res.summary()["iops"][0]),
+                "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
+                "ssd_utilisation": float(stat("capacity SSDs", "utilisation").mean()),
+                "ssd_reads_per_s": (ssd_ios - destage) / ssds / res.measured,
+                "ssd_destage_writes_per_s": destage / ssds / res.measured,
+                "held_writes": float(stat("write logs", "held_writes").sum()),
+                "under_2ms_pct": 100 * under[2.0], "under_5ms_pct": 100 * under[5.0],
+                "under_10ms_pct": 100 * under[10.0],
+            })  # fmt: skip
+        rows.append({"capacity_device": device, **{k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}})
     return pl.DataFrame(rows)
