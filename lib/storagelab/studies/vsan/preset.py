@@ -43,12 +43,11 @@ processing time. The hybrids share both: the E5 v3 hybrid runs on the same hosts
 all-flash cluster; the E5 v2 hosts' processors (E5-2690 v2, 3.0 GHz) are clocked higher than the E5
 v3 ones (E5-2699 v3, 2.3 GHz), so their per-IO time is taken as the same, and their earlier ESXi 5.5
 Update 1 build is not modelled. No host time is fitted on the hybrids' IOPS, and their read hit
-ratio is the protocol's at the model's own rate (:data:`storagelab.studies.vsan.claims.HIT_RATIO_METHOD`),
-so their IOPS at 64 VMs are
-predictions: the two hybrids are then the same model and predict the same IOPS, against 11,500 and
-17,000 published. (Fitted on its own IOPS at 64 VMs, the E5 v2
-hybrid's host time came out several times the E5 v3 one, which the processors cannot explain, and kept
-its host IO path busy.)
+ratio is the protocol's at the model's own rate at every VM count
+(:data:`storagelab.studies.vsan.claims.HIT_RATIO_METHOD`), so their IOPS at 64 VMs are predictions:
+the two hybrids are then the same model and predict the same IOPS, against 11,500 and 17,000
+published. (Fitted on its own IOPS at 64 VMs, the E5 v2 hybrid's host time came out several times the
+E5 v3 one, which the processors cannot explain, and kept its host IO path busy.)
 """
 
 from __future__ import annotations
