@@ -116,12 +116,12 @@ def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
         todo.extend(c.children())
     drive = found["host 1 10K 0"]
     assert type(drive.discipline).__name__ == "ShortestAccessFirst"
-    assert topo.params["command_ordering"].value == "satf"
-    assert topo.params["command_ordering"].origin == "device-physics"
+    assert topo.params["drive_ordering"].value == "satf"
+    assert topo.params["drive_ordering"].origin == "device-physics"
     assert topo.params["log_level"].si == 8e9 and topo.params["log_high_limit"].si == 12e9
     iops = {}
     for ordering in ("elevator", "satf"):
-        t = claims.preset.vsan(conf, command_ordering=ordering, **claims.protocol_overrides(conf, 64))
+        t = claims.preset.vsan(conf, drive_ordering=ordering, **claims.protocol_overrides(conf, 64))
         res = t.run(vsan_iometer(vms=64), seed=1, duration=1.0, warmup=0.3)
         iops[ordering] = float(res.summary()["iops"][0])
         c = res.components()

@@ -214,7 +214,7 @@ def destage_load(
 ) -> pl.DataFrame:
     """Where the hybrids' time goes at ``vms`` VMs under the study's protocol, with the write log
     destaging to the 10K drives: per configuration and drive command ordering (``orderings``, values of
-    the preset parameter ``command_ordering``: ``satf`` by access time, the preset's; ``elevator`` the
+    the preset parameter ``drive_ordering``: ``satf`` by access time, the preset's; ``elevator`` the
     LOOK elevator, seek distance only), the simulated IOPS, the
     utilisation of the host IO path (the fitted per-IO time) and of the 10K drives, each drive's read
     misses and destage writes per second, the mean time a drive takes per IO, the writes the log held
@@ -223,7 +223,7 @@ def destage_load(
     for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
         for ordering in orderings:
             topo = preset.vsan(
-                conf, **{**protocol_overrides(conf, vms), "command_ordering": ordering, **(overrides or {})}
+                conf, **{**protocol_overrides(conf, vms), "drive_ordering": ordering, **(overrides or {})}
             )
             res = topo.run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
             stat = functools.partial(_role_values, topo, res)

@@ -73,7 +73,7 @@ from storagelab.provenance import PRESET_UNIT, Param
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
 
-#: How the hybrids' 10K drives order their queued commands (parameter ``command_ordering``): the one
+#: How the hybrids' 10K drives order their queued commands (parameter ``drive_ordering``): the one
 #: declaration of :func:`storagelab.devices.hdd.command_ordering`, with what the manuals found say.
 _ORDERING_SOURCE = (
     "drives with tagged command queuing reorder the queued commands by access time (seek plus rotational "
@@ -221,7 +221,7 @@ def params(configuration: str) -> dict[str, Param]:
                 "not stated in the document",
                 high=1.0,
             ),
-            "command_ordering": command_ordering(source=_ORDERING_SOURCE),
+            "drive_ordering": command_ordering(source=_ORDERING_SOURCE),
             "drive_queue_depth": Param(
                 32,
                 "count",
@@ -273,7 +273,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
             tier = ReadWriteSplit(f"host {h} tiers", capacity, log)
         else:
             ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
-            ordering = str(p["command_ordering"].value)
+            ordering = str(p["drive_ordering"].value)
             depth = int(p["drive_queue_depth"].value)
             hdds = []  # each drive a fresh device: its head and platter are its own
             for i in range(per_host):
