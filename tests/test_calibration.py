@@ -18,7 +18,7 @@ from storagelab.architectures.parameters import ParamSet
 from storagelab.calibration import CalibrationResult, Point, Scenario, run_scenarios
 from storagelab.calibration.claims import published_value
 from storagelab.cli import app
-from storagelab.provenance import Param
+from storagelab.provenance import Param, capacity_scale
 from storagelab.studies.vsan import preset as vsan_preset
 
 runner = CliRunner()
@@ -163,6 +163,47 @@ def test_a_fitted_claim_is_counted_apart():
                   fitted={"vsan-af-iops-vm64"})  # fmt: skip
     total = result.pass_rates().row(-1, named=True)
     assert (total["fitted"], total["fitted_within_tolerance"], total["informative_predicted"]) == (1, 1, 0)
+
+
+def _director(**overrides: object) -> ParamSet:
+    """A VPLEX-like director: a fitted time per pass (fitted on the read-hit latency) and a back end
+    whose latency comes from a datasheet; both are capacity-setting."""
+    return ParamSet(
+        "synthetic director",
+        {
+            "pass_time": Param(85.0, "us", "fit", "one pass fitted on the read hit", fitted_on=("readhit-latency-range-low",),
+                               capacity="time"),
+            "back_end": Param(300.0, "us", "datasheet", "the array's write latency", capacity="time"),
+        },
+        overrides,
+    )  # fmt: skip
+
+
+def test_a_claim_that_is_a_multiple_of_a_fit_comes_out_insensitive():
+    """The sensitivity runs perturb what was not fitted: a claim that is arithmetic on a fitted parameter
+    (the VPLEX write adder is two director passes) passes at every scale and is set apart as insensitive;
+    one that the datasheet back end moves stays informative."""
+    adder = Point(
+        "vplex",
+        "write-adder-local-range-low",
+        "write adder",
+        range_with="write-adder-local-range-high",
+        claim="vplex-write-adder-local",
+    )
+    native = Point("vplex", "readmiss-adder-local-overview-range-low", "a back-end latency")
+
+    def run(seed: int, quick: bool) -> dict[str, float]:
+        p = _director()
+        return {adder.key: 2 * p["pass_time"].value / 1e3, native.key: p["back_end"].value / 1e3 - 0.13}
+
+    result = _run(Scenario("vplex", "adders", (adder, native), run), fitted={"readhit-latency-range-low"})
+    claims = {r["claim"]: r for r in result.claims().iter_rows(named=True)}
+    assert claims["vplex-write-adder-local"]["pass"] and not claims["vplex-write-adder-local"]["sensitive"]
+    assert claims["vplex-readmiss-adder"]["sensitive"]
+    with capacity_scale(2.0):
+        assert _director()["pass_time"].value == 85.0  # held: a refit on its own point would hold it
+        assert _director()["back_end"].value == 150.0
+    assert _director().capacity_params() == ["back_end"]
 
 
 def test_tolerances_by_unit():
@@ -432,3 +473,41 @@ def test_ilio_fits_are_re_derived_from_the_datasets():
     assert cpu.origin == "fit" and cpu.value == pytest.approx(2 / iops * 1e6, abs=0.01)
     outstanding = ilio_claims.iometer_on_ilio_workload().params["outstanding"]
     assert outstanding.origin == "fit" and outstanding.value == round(iops * lat_ms / 1e3 / 4) == 4
+
+
+def test_changes_lists_the_claims_whose_role_sensitivity_or_result_moved():
+    p, q = Point("vsan", "vsan-af-iops-vm32", "IOPS"), Point("vsan", "vsan-af-iops-vm64", "IOPS")
+    before = _run(
+        Scenario(
+            "vsan", "s", (p, q), lambda seed, quick: {p.key: 40000.0, q.key: 39500.0 * _capacity() / 1000}
+        )
+    )
+    after = _run(
+        Scenario(
+            "vsan", "s", (p, q), lambda seed, quick: {p.key: 30000.0, q.key: 39500.0 * _capacity() / 1000}
+        )
+    )
+    changed = after.changes(before, {"vsan-af-iops-vm32": "read as at least"})
+    assert changed.select("claim", "pass_before", "pass", "reason").rows() == [
+        ("vsan-af-iops-vm32", True, False, "read as at least")
+    ]
+    assert after.changes(after).is_empty()
+
+
+def test_a_bound_in_a_conflict_group_is_its_own_row_s_bound():
+    """'a SQL OPM increase over six times' is >= 6, not >= the group's low end (5.38, derived from the
+    figures); the two-sided '6X' of the same group is scored against the span of the two-sided values."""
+    over = Point("nexgen", "opm-ratio-over6", "ratio", claim="opm-ratio")
+    six = Point("nexgen", "opm-ratio-6x", "ratio", claim="opm-ratio")
+    assert over.published_range == (6.0, 6.0)
+    assert not over.passes(5.5) and over.passes(6.0)
+    assert six.published_range == pytest.approx((5.38, 6.15))
+
+
+def test_recount_puts_two_runs_counts_side_by_side():
+    p = Point("vsan", "vsan-af-iops-vm64", "IOPS")
+    before = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: 39500.0 * _capacity() / 1000}))
+    after = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: 30000.0 * _capacity() / 1000}))
+    total = after.recount(before).row(-1, named=True)
+    assert (total["study"], total["within_tolerance_before"], total["within_tolerance"]) == ("total", 1, 0)
+    assert total["informative_predicted_before"] == total["informative_predicted"] == 1

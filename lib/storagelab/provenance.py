@@ -101,7 +101,8 @@ class Param:
     def si(self) -> float:
         """The value in SI units."""
         if self.unit in (PRESET_UNIT, CHOICE_UNIT):
-            raise TypeError(f"{self.value!r} is a name ({self.unit}), not a number")
+            what = "a device preset's name" if self.unit == PRESET_UNIT else "a modelling choice"
+            raise TypeError(f"{self.value!r} is {what}, not a number")
         return to_si(self.value, self.unit)
 
     def allowed(self) -> str:

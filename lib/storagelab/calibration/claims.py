@@ -9,8 +9,9 @@ which passes only when every one of its points does. The rules (also in the READ
 - **role**: ``fitted`` when a fitted parameter was fitted on one of the claim's points; ``derived`` when
   the simulated value is an arithmetic consequence of the inputs, not of the simulation (shown, never
   counted); ``predicted`` otherwise.
-- **conflicts**: a point whose row belongs to a ``conflict_group`` is scored against the range the
-  group's values of the same metric span (each end with its tolerance), not against one side.
+- **conflicts**: a two-sided point whose row belongs to a ``conflict_group`` is scored against the range
+  the group's two-sided values of the same metric span (each end with its tolerance), not against one
+  side; a bound in a group is its own row's bound (an at-least is never read against the group's low end).
 - **failures**: a replication that raises, saturates or returns a missing or non-finite value makes the
   point fail, with the reason in ``note``; nothing leaves the denominator.
 - **bounds**: "over" / "under" / "sub-millisecond" are checked as the bound, with no tolerance added.
@@ -148,14 +149,15 @@ class Point:
 
     @property
     def published_range(self) -> tuple[float, float]:
-        """(low, high) of the values this point is scored against: the row's own value, the range it
-        ends (``range_with``), or the span of its conflict group's values of the same metric."""
+        """(low, high) of the values this point is scored against: the row's own value (always, for a
+        bound), the range it ends (``range_with``), or the span of the two-sided values its conflict group
+        gives for the same metric."""
         if self.range_with:
             other = _in_unit(published_rows()[self.range_with], self.unit)
             return min(self.published, other), max(self.published, other)
         group = self.row["conflict_group"]
-        if not group:
-            return self.published, self.published
+        if not group or self.comparison != "two-sided":
+            return self.published, self.published  # a bound is its own row's: 'over six times' is >= 6
         q = units.unit(self.unit).quantity
         values = [
             _in_unit(r, self.unit)
@@ -163,6 +165,7 @@ class Point:
             if r["conflict_group"] == group
             and r["metric"] == self.metric
             and units.unit(r["unit"]).quantity == q
+            and READINGS.get(r["qualifier"]) == "two-sided"
         ]
         return min(values), max(values)
 

@@ -63,6 +63,8 @@ class KernelValidationParams(NotebookParams):
 #: (``storagelab calibrate --quick --out notebooks/calibration-quick.csv``), checked by a test that
 #: re-runs it.
 CALIBRATION_CSV = "calibration-quick.csv"
+#: The committed quick run before the calibration's rules were applied evenly (notebook 10's recount).
+CALIBRATION_BEFORE_CSV = "calibration-quick-round2.csv"
 
 
 class CalibrationParams(NotebookParams):
@@ -73,6 +75,10 @@ class CalibrationParams(NotebookParams):
         default=CALIBRATION_CSV,
         description="calibration table to show, relative to notebooks/ (empty: run the calibration now with "
         "quick/replications/perturbed_replications/seed/confidence)",
+    )
+    compare_with: str = Field(
+        default=CALIBRATION_BEFORE_CSV,
+        description="an earlier calibration table, relative to notebooks/, to recount against (empty: none)",
     )
     studies: list[StudyId] = Field(
         default=["ds5020", "vsan", "nexgen", "ilio", "vplex"],
