@@ -11,8 +11,8 @@ from storagelab.kernel.disciplines import Elevator, ShortestAccessFirst
 @pytest.mark.parametrize(
     "build, key, drive",
     [
-        ("storagelab.studies.nexgen.preset:nexgen", "hdd_command_ordering", "NL-SAS 1"),
-        ("storagelab.studies.ilio.preset:equallogic", "drive_command_ordering", "NL-SAS 1"),
+        ("storagelab.studies.nexgen.preset:nexgen", "drive_ordering", "NL-SAS 1"),
+        ("storagelab.studies.ilio.preset:equallogic", "drive_ordering", "NL-SAS 1"),
     ],
 )
 def test_the_drives_order_their_queues_by_a_declared_parameter(build, key, drive):

@@ -9,7 +9,7 @@ An IO crosses the 1 GbE link (FIFO at the payload rate), the controller (per-IO 
 (reads hit as an LRU of the controller's cache would over what each workload reads,
 :class:`~storagelab.components.tiering.WorkingSetReadCache`; writes acknowledged and destaged
 continuously, steady state as in the DS5020 model) and the RAID-10 set of drives that reorder their
-queues (``drive_command_ordering``: by access time, as SAS drives do).
+queues (``drive_ordering``: by access time, as SAS drives do).
 """
 
 from __future__ import annotations
@@ -54,10 +54,12 @@ def params(ilio: bool = False) -> dict[str, Param]:
                                 "threshold, so writes are admitted as destaging frees space (as in the DS5020 model)"),
         "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated"),
         "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated"),
-        "drive_command_ordering": command_ordering(source="how each NL-SAS drive orders its queued commands: the "
-                                                   "document does not say; SAS drives reorder their tagged command "
-                                                   "queue by access time (seek plus rotation), shortest access "
-                                                   "time first"),
+        "drive_ordering": command_ordering(source=(
+            "the 7.2K NL-SAS drives queue commands (SAS tagged command queuing) and order them by access time "
+            "(seek and rotation), as drives of the era with rotational position ordering do; the same declaration "
+            "as every preset's drives (devices.hdd.command_ordering). The document does not say; the LOOK elevator "
+            "hard-coded before was no documented choice"
+        )),
         "controller_cache": Param(4, "GB", "assumption", "the active controller's cache, read through as an LRU "
                                   "over what the workloads read (Dell's PS6100 series has 4 GB per controller; "
                                   "not in the document)"),
@@ -109,7 +111,7 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     n = int(p["drives"].value)
     if p["raid"].value != 10 or n % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even number of drives, got {n}")
-    ordering = str(p["drive_command_ordering"].value)
+    ordering = str(p["drive_ordering"].value)
     drives = [Station(f"NL-SAS {i + 1}", p.device("drive"), discipline=ordering) for i in range(n)]
     rset = RaidSet("RAID-10", raid.Raid10(n // 2, int(p["stripe_unit"].si)), drives)
     wcache = WriteBackBuffer(

@@ -94,10 +94,12 @@ def params() -> dict[str, Param]:
                                      "set above the 2.34 GB/s of the two 10 GbE ports it serves, so that it never "
                                      "binds; not stated", capacity="rate"),
         "stripe_unit": Param(64, "KiB", "assumption", "HDD stripe unit; not stated"),
-        "hdd_command_ordering": command_ordering(source="how each NL-SAS drive orders its queued commands: the "
-                                                 "document does not say; SAS drives reorder their tagged command "
-                                                 "queue by access time (seek plus rotation), shortest access time "
-                                                 "first"),
+        "drive_ordering": command_ordering(source=(
+            "the 7.2K NL-SAS drives queue commands (SAS tagged command queuing) and order them by access time "
+            "(seek and rotation), as drives of the era with rotational position ordering do; the same declaration "
+            "as every preset's drives (devices.hdd.command_ordering). The document does not say; the LOOK elevator "
+            "hard-coded before was no documented choice"
+        )),
         "flash_resident_share": Param(1.0, "ratio", "assumption", f"{_DOC}: 'utilizing real time data placement' "
                                       f"and {_KIC}: the flash tier holds the blocks that are read (an LRU over "
                                       "every LUN's data; which of them it holds follows from the data sets' sizes "
@@ -186,7 +188,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     if p["hdd_raid"].value != 10 or n_hdd % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even hdd_count, got {n_hdd}")
     drives = [p.device("hdd") for _ in range(n_hdd)]
-    ordering = str(p["hdd_command_ordering"].value)
+    ordering = str(p["drive_ordering"].value)
     hdds = [Station(f"NL-SAS {i + 1}", d, discipline=ordering) for i, d in enumerate(drives)]
     disks = RaidSet("NL-SAS RAID-10", raid.Raid10(n_hdd // 2, int(p["stripe_unit"].si)), hdds)
     writes = Mirror("ioMemory A + B", [cards["A"], cards["B"]])  # both cards hold every write
