@@ -367,10 +367,13 @@ def test_arithmetic_fits_are_re_derived_from_the_datasets():
     assert think.origin == "fit" and "ds5020-f16-db-read-lat" in think.fitted_on
     assert think.value == pytest.approx(1e3 * (32 / reads - read_lat), rel=1e-3)
 
+    # IOs per desktop boot: the Tier-1 peak is a mean over the study's 5-minute window, which holds the
+    # whole 170 s storm of 75 desktops
     ios_per_boot = boot_storm().params["ios_per_boot"]
-    peak, boot_s = published_value("boot-t1-peak"), published_value("boot-time-75")
-    assert ios_per_boot.origin == "fit" and set(ios_per_boot.fitted_on) == {"boot-t1-peak", "boot-time-75"}
-    assert ios_per_boot.value == pytest.approx(peak * boot_s / 75, rel=1e-3)
+    peak, window_s = published_value("boot-t1-peak"), published_value("boot-window") * 60
+    assert published_value("boot-time-75") < window_s
+    assert ios_per_boot.origin == "fit" and set(ios_per_boot.fitted_on) == {"boot-t1-peak"}
+    assert ios_per_boot.value == pytest.approx(peak * window_s / 75, rel=1e-3)
 
     oltp = dvd_store().params
     ios_per_order = oltp["ios_per_order"]

@@ -256,19 +256,21 @@ def test_vsan_destage_requirement_is_the_published_write_rate_per_drive():
 
 def test_equallogic_read_hits_follow_each_workloads_working_set():
     """The EqualLogic's 4 GB controller cache is an LRU over what a workload reads: the Iometer baseline
-    over its fitted 4.46 GB test file hits about 4 / 4.46 of its reads, 4 KiB random reads over 400 GB
+    over its fitted 4.53 GB test file hits about 4 / 4.53 of its reads, 4 KiB random reads over 400 GB
     about 1 %. (Before, one fitted hit ratio, 0.9084, served every workload alike.)"""
     from storagelab.studies.ilio import claims
     from storagelab.studies.ilio.preset import equallogic
     from storagelab.studies.ilio.workloads import atlantis_vdi_iometer
 
     def hit_ratio(workload):
-        res = equallogic().run(workload, seed=1, duration=3.0, warmup=1.0)
+        # 5 s measured: a binomial sample of a few thousand reads (with the drives ordering by access time
+        # the 2 s the test measured before drew 0.877 against 4 / 4.46, two standard deviations off)
+        res = equallogic().run(workload, seed=1, duration=6.0, warmup=1.0)
         c = res.components().filter(component="controller read cache", statistic="read_hit_ratio")
         return float(c["value"][0])
 
     assert equallogic().param("controller_cache").origin == "assumption"
-    assert hit_ratio(claims.baseline_workload()) == pytest.approx(4 / 4.46, abs=0.02)
+    assert hit_ratio(claims.baseline_workload()) == pytest.approx(4 / 4.53, abs=0.02)
     assert hit_ratio(atlantis_vdi_iometer(span=400 * 10**9)) == pytest.approx(0.01, abs=0.01)
 
 
