@@ -56,6 +56,23 @@ READINGS = {
 SENSITIVITY_FACTORS = (0.5, 2.0)
 
 
+def tolerance(value: float, unit: str, *, fine: float | None = None) -> float:
+    """The project's tolerance, the same for every published or measured value: allowed |model - value|
+    in ``unit`` (a :data:`storagelab.published.units.UNITS` symbol). Percentages ±5 points; times in s, ms
+    or us ±20 % or ±1 ms, whichever is wider, except that ``fine`` (one unit of the last digit stated, in
+    ``unit``) replaces the 1 ms floor for a latency under 1 ms or stated in microseconds; other times ±20 %;
+    everything else (IOPS, MB/s, counts, ratios) ±15 %."""
+    v = abs(value)
+    if unit == "%":
+        return 5.0
+    if units.unit(unit).quantity == "time":
+        if unit not in ("ms", "us", "s"):
+            return 0.2 * v
+        floor = fine if fine is not None else units.convert(1.0, "ms", unit)
+        return max(0.2 * v, floor)
+    return 0.15 * v
+
+
 @cache
 def published_rows() -> dict[str, dict]:
     """Every ``datasets/`` row by row id."""
@@ -171,17 +188,10 @@ class Point:
 
     def tolerance(self, value: float | None = None) -> float:
         """Allowed |simulated - published| in this point's unit, around ``value`` (default: published)."""
-        q = units.unit(self.unit).quantity
-        pub = abs(self.published if value is None else value)
-        if self.unit == "%":
-            return 5.0
-        if q == "time":
-            if self.unit not in ("ms", "us", "s"):
-                return 0.2 * pub
-            if self.row["unit"] == "us" or units.convert(pub, self.unit, "ms") < 1.0:
-                return max(0.2 * pub, self.stated_precision())
-            return max(0.2 * pub, units.convert(1.0, "ms", self.unit))
-        return 0.15 * pub
+        pub = self.published if value is None else value
+        time = units.unit(self.unit).quantity == "time" and self.unit in ("ms", "us", "s")
+        fine = time and (self.row["unit"] == "us" or units.convert(abs(pub), self.unit, "ms") < 1.0)
+        return tolerance(pub, self.unit, fine=self.stated_precision() if fine else None)
 
     def stated_precision(self) -> float:
         """One unit in the last place the document states the row's value to (``0.4349`` ms: 0.0001 ms;
