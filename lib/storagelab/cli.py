@@ -292,3 +292,76 @@ def calibrate(
     if out is not None:
         result.to_csv(out)
         typer.echo(f"rows written: {out}")
+
+
+@app.command()
+def measure(
+    target: Annotated[Path, typer.Argument(help="the file to measure (created by the command by default)")],
+    plan: Annotated[
+        Path | None, typer.Option("--plan", help="plan YAML (default: the built-in plan, or --quick's)")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="dataset folder (a stopped plan resumes in it)")
+    ] = Path("measurement"),
+    quick: Annotated[bool, typer.Option("--quick", help="the tiny built-in plan (seconds of fio)")] = False,
+    keep_file: Annotated[
+        bool, typer.Option("--keep-file", help="keep the test file the command created")
+    ] = False,
+    allow_block_device: Annotated[
+        bool, typer.Option("--allow-block-device", help="accept destroying the data on a block device")
+    ] = False,
+    allow_mounted_device: Annotated[
+        bool, typer.Option("--allow-mounted-device", help="accept corrupting a mounted (or held) device")
+    ] = False,
+    allow_existing_file: Annotated[
+        bool,
+        typer.Option("--allow-existing-file", help="accept overwriting a file the command did not create"),
+    ] = False,
+    allow_filling_disk: Annotated[
+        bool, typer.Option("--allow-filling-disk", help="accept a test file that fills the file system")
+    ] = False,
+) -> None:
+    """Run a plan of fio jobs against TARGET: fio's JSON per job, one tidy dataset (measurements.csv) and
+    its provenance (provenance.json). Safe by default: only a file the command creates."""
+    from storagelab.measured.plan import PlanError, plan_named
+    from storagelab.measured.run import FioNotFound
+    from storagelab.measured.run import measure as run_measure
+    from storagelab.measured.target import Allow, UnsafeTarget
+
+    try:
+        plan_ = plan_named(plan, quick=quick)
+        allow = Allow(allow_block_device, allow_mounted_device, allow_existing_file, allow_filling_disk)
+        done = run_measure(target, plan_, out, allow=allow, keep_file=keep_file)
+    except (PlanError, UnsafeTarget, FioNotFound, FileNotFoundError) as err:
+        _fail(err)
+    typer.echo(
+        f"plan {plan_.name}: {done.run} jobs run, {done.skipped} already complete; "
+        f"{done.rows.height} rows: {done.folder / 'measurements.csv'}"
+    )
+
+
+import_app = typer.Typer(help="Read results measured elsewhere.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("fio")
+def import_fio(
+    results: Annotated[list[Path], typer.Argument(help="fio JSON results (fio 3.x, --output-format=json)")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="also write them as a dataset folder")
+    ] = None,
+) -> None:
+    """Read fio 3.x JSON results into the tidy dataset; a malformed or unsupported file is refused,
+    named, with what is wrong."""
+    from storagelab.measured.results import FioResultError
+    from storagelab.measured.run import import_results
+
+    try:
+        rows = import_results(list(results), out)
+    except FioResultError as err:
+        _fail(err)
+    _echo_tables(rows.filter(metric="iops").select("job", "direction", "outstanding", "block_size", "value"),
+                 str_lengths=40)  # fmt: skip
+    typer.echo(
+        f"{rows.height} rows from {len(results)} file(s)" + (f": {out / 'measurements.csv'}" if out else "")
+    )
