@@ -365,3 +365,76 @@ def import_fio(
     typer.echo(
         f"{rows.height} rows from {len(results)} file(s)" + (f": {out / 'measurements.csv'}" if out else "")
     )
+
+
+@app.command("fit")
+def fit_measured(
+    folder: Annotated[Path, typer.Argument(help="a dataset folder written by measure or import fio")],
+    write: Annotated[bool, typer.Option(help="write fit.csv and check.csv into the folder")] = True,
+) -> None:
+    """Fit a model of the measured system on its QD1 and saturated rows, and check it on the rest: the
+    parameters with their intervals and rows, every held-back point measured beside predicted, and the
+    share within the calibration's tolerances."""
+    from storagelab.measured.model import FitError
+    from storagelab.measured.system import MeasuredSystem
+
+    try:
+        system = MeasuredSystem.load(folder)
+        fitted = system.fit()
+    except (FitError, FileNotFoundError) as err:
+        _fail(err)
+    typer.echo(system.describe())
+    params = fitted.parameters()
+    table = system.check(fitted)
+    _echo_tables(params.drop("fitted_on"), str_lengths=90)
+    _echo_tables(
+        table.select(
+            "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
+        ),
+        str_lengths=30,
+    )
+    within = system.within(table)
+    typer.echo(
+        f"fitted on {fitted.rows['job'].n_unique()} jobs; held back {table['job'].n_unique()} jobs: "
+        f"{within['within']} of {within['points']} points within tolerance ({100 * within['share']:.1f} %; "
+        f"IOPS {100 * within['share_iops']:.1f} %, mean latency {100 * within['share_lat_mean']:.1f} %)"
+    )
+    for note in fitted.notes:
+        typer.echo(f"note: {note}")
+    if write:
+        params.write_csv(folder / "fit.csv")
+        table.write_csv(folder / "check.csv")
+        typer.echo(f"written: {folder / 'fit.csv'}, {folder / 'check.csv'}")
+
+
+@app.command("compare")
+def compare_measured(
+    mix: Annotated[Path, typer.Argument(help="workload mix YAML (a file, or the mix: key of a params file)")],
+    measured: Annotated[
+        list[Path], typer.Option("--measured", help="a measured system's dataset folder (repeatable)")
+    ],
+    preset: Annotated[
+        list[str] | None, typer.Option("--preset", help="a preset to set beside it (repeatable)")
+    ] = None,
+    duration_s: Annotated[float, typer.Option(help="simulated seconds per run of each search")] = 2.0,
+    replications: Annotated[int, typer.Option(help="independent searches per architecture")] = 2,
+) -> None:
+    """The headroom of each measured system (its fitted model) beside presets on one workload mix."""
+    from storagelab import studies
+    from storagelab.analysis.comparison import Settings, compare
+    from storagelab.analysis.workload_mix import WorkloadMix
+    from storagelab.measured.model import FitError
+    from storagelab.measured.system import MeasuredSystem
+
+    try:
+        mix_ = WorkloadMix.from_yaml(mix)
+        candidates = []
+        for folder in measured:
+            system = MeasuredSystem.load(folder)
+            candidates.append(system.candidate(system.fit()))
+        candidates += [studies.candidate(p, p) for p in preset or []]
+    except (FitError, FileNotFoundError, ValueError) as err:
+        _fail(err)
+    settings = Settings(duration_s=duration_s, warmup_s=min(0.5, duration_s / 4), replications=replications)
+    result = compare(mix_, candidates, settings)
+    _echo_tables(result.table(), str_lengths=60)

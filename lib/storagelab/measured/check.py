@@ -123,3 +123,66 @@ def simulated_rows(
                 out.append({**base, "row_id": f"{job['job']}/{direction}/{metric}", "metric": metric,
                             "value": value, "unit": unit, "stddev": sd, "samples": n})  # fmt: skip
     return pl.DataFrame(out, schema=SCHEMA)
+
+
+def check_chart(table: pl.DataFrame, *, name: str = "measured-vs-predicted") -> object:
+    """Measured (points) and predicted (lines) IOPS and mean latency against the IOs in flight, one
+    panel per metric and read share, coloured by direction and block size; a held-back point within
+    tolerance is filled, one outside it hollow. ``table``: :func:`predict`'s rows (random jobs)."""
+    import altair as alt
+
+    from storagelab import charts
+
+    t = table.filter(pl.col("pattern") == "random").with_columns(
+        series=pl.col("direction") + " " + (pl.col("block_size") // 1024).cast(pl.String) + " KiB",
+        panel=pl.col("metric").replace({"iops": "IOPS", "lat_mean": "mean latency (us)"})
+        + ", "
+        + pl.col("read_pct").cast(pl.String)
+        + " % read",
+    )
+    data = charts.chart_data(
+        t.select("panel", "series", "outstanding", "measured", "predicted", "error_pct", "within", "job")
+    ).to_pandas()
+    base = alt.Chart(data).encode(
+        x=alt.X("outstanding:Q", title="IOs in flight (queue depth)", scale=alt.Scale(type="log", base=2)),
+        color=alt.Color("series:N", title="direction, size"),
+    )
+    line = base.mark_line().encode(y=alt.Y("predicted:Q", title=None, scale=alt.Scale(type="log")))
+    points = base.mark_point(size=60).encode(
+        y="measured:Q",
+        fill=alt.condition("datum.within", alt.Color("series:N"), alt.value("white")),
+        tooltip=["job", "series", "outstanding", "measured", "predicted", "error_pct", "within"],
+    )
+    return (
+        alt.layer(line, points, data=data)
+        .properties(width=230, height=170)
+        .facet(facet=alt.Facet("panel:N", title=None), columns=4)
+        .resolve_scale(y="independent")
+        .properties(
+            title="Measured (points; hollow: outside tolerance) and predicted (lines)",
+            name=name,
+        )
+    )
+
+
+def by_kind(table: pl.DataFrame) -> pl.DataFrame:
+    """Points within tolerance per kind of held-back job: ``read-only or write-only, between QD1 and
+    saturation``, ``mixed reads and writes``, ``sequential``; per metric."""
+    kind = (
+        pl.when(pl.col("pattern") == "sequential")
+        .then(pl.lit("sequential"))
+        .when(pl.col("read_pct").is_in([0, 100]))
+        .then(pl.lit("read-only or write-only, between QD1 and saturation"))
+        .otherwise(pl.lit("mixed reads and writes"))
+    )
+    return (
+        table.with_columns(kind=kind)
+        .group_by("kind", "metric")
+        .agg(
+            points=pl.len(),
+            within=pl.col("within").sum(),
+            median_abs_error_pct=pl.col("error_pct").abs().median(),
+        )
+        .with_columns(share=pl.col("within") / pl.col("points"))
+        .sort("kind", "metric")
+    )

@@ -7,6 +7,7 @@ A plan file (YAML)::
     size: 1GiB            # the test file (or region of a device): large enough to defeat small caches
     runtime_s: 3          # measured seconds per job, after ramp_s seconds that are not measured
     ramp_s: 1
+    repeats: 1            # passes of the whole plan, interleaved; the dataset holds each job's median
     grids:                # each grid is the cartesian product of its list-valued keys
       - {pattern: random, read_pct: [100, 70, 30, 0], block_size: 4K, iodepth: [1, 2, 4, 8, 16, 32, 64]}
       - {pattern: sequential, read_pct: [100, 0], block_size: 1M, iodepth: [1, 32]}
@@ -15,7 +16,9 @@ A plan file (YAML)::
 
 :data:`DEFAULT_PLAN` is the four corners (4 KiB random and 1 MiB sequential, read and write, saturated),
 4 KiB random at queue depths 1 to 64 with read shares 100/70/30/0 %, and random reads and writes of
-16 KiB to 1 MiB at QD1 and saturated (48 jobs of 3 s after a 1 s ramp: about 3.5 minutes).
+16 KiB to 1 MiB at QD1 and saturated, and a 70 % read mix at 64 KiB and 1 MiB: 50 jobs of 2 s after a
+0.5 s ramp, the plan run three times interleaved (the dataset holds each job's median: a shared machine's
+noise from one run to the next is larger than the tolerances), about 6.5 minutes.
 :data:`QUICK_PLAN` is a tiny plan for tests (a 16 MiB file, 9 jobs of 0.5 s after a 0.25 s ramp).
 """
 
@@ -68,8 +71,10 @@ class PlannedJob(BaseModel):
 
 
 class Plan(BaseModel):
-    """A measurement plan: its jobs (from ``grids`` and ``jobs``), the test ``size`` (bytes), and the
-    measured ``runtime_s`` and unmeasured ``ramp_s`` of each job."""
+    """A measurement plan: its jobs (from ``grids`` and ``jobs``), the test ``size`` (bytes), the
+    measured ``runtime_s`` and unmeasured ``ramp_s`` of each job, and ``repeats``: how many times the
+    plan runs, its passes interleaved (job 1 to n, then again), so that each job is measured at
+    several times; the dataset then holds each job's median over its runs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -77,6 +82,7 @@ class Plan(BaseModel):
     size: int
     runtime_s: float = Field(gt=0, le=600)
     ramp_s: float = Field(ge=0, le=600)
+    repeats: int = Field(default=1, ge=1, le=20)
     ioengine: str = "libaio"
     grids: tuple[dict[str, Any], ...] = ()
     jobs: tuple[PlannedJob, ...] = ()
@@ -146,8 +152,9 @@ _SIZES = ["16K", "64K", "256K", "1M"]
 DEFAULT_PLAN = Plan(
     name="default",
     size=2**30,
-    runtime_s=3.0,
-    ramp_s=1.0,
+    runtime_s=2.0,
+    ramp_s=0.5,
+    repeats=3,
     grids=(
         {"pattern": "random", "read_pct": [100, 70, 30, 0], "block_size": "4K",
          "iodepth": [1, 2, 4, 8, 16, 32, 64]},

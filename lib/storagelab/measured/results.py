@@ -158,3 +158,19 @@ def read_fio_results(paths: Iterable[str | Path]) -> pl.DataFrame:
     if dup:
         raise FioResultError(f"jobs {sorted(dup)} appear in more than one file; rename them")
     return out
+
+
+def combine_repeats(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per job, direction and metric from the rows of several runs of each job (the same
+    ``row_id``): the median value; for IOPS and MB/s, ``stddev`` across the runs and ``samples`` the
+    number of runs (so an interval is over runs, not over one run's intervals); ``ios`` and
+    ``runtime_s`` summed; ``source`` every run's file, separated by ``;``."""
+    rate = pl.col("metric").is_in(["iops", "mb_s"])
+    out = rows.group_by("row_id", maintain_order=True).agg(
+        *(pl.col(c).first() for c in COLUMNS if c not in ("row_id", "value", "stddev", "samples", "ios", "runtime_s", "source")),
+        pl.col("value").median(),
+        pl.when(rate.first()).then(pl.col("value").std()).otherwise(None).alias("stddev"),
+        pl.when(rate.first()).then(pl.len()).otherwise(None).cast(pl.Int64).alias("samples"),
+        pl.col("ios").sum(), pl.col("runtime_s").sum(), pl.col("source").str.join(";"),
+    )  # fmt: skip
+    return out.select(COLUMNS).cast(SCHEMA)

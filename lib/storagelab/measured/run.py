@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from storagelab.measured.plan import Plan
-from storagelab.measured.results import FioResultError, read_fio_json
+from storagelab.measured.results import FioResultError, combine_repeats, read_fio_json
 from storagelab.measured.target import STATE_FILE, Allow, check_target, create_file, describe_path
 
 MEASUREMENTS = "measurements.csv"
@@ -94,7 +94,9 @@ def measure(
     out.mkdir(parents=True, exist_ok=True)
     (out / "jobs").mkdir(exist_ok=True)
     (out / "json").mkdir(exist_ok=True)
-    todo = [j for j in jobs if not complete_json(out / "json" / f"{j.name}.json")]
+    runs = [(j, k) for k in range(plan.repeats) for j in jobs]  # repeats interleaved: each at another time
+    name = lambda j, k: f"{j.name}.json" if plan.repeats == 1 else f"{j.name}.r{k + 1}.json"  # noqa: E731
+    todo = [(j, k) for j, k in runs if not complete_json(out / "json" / name(j, k))]
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     if todo and kind == "new file":
         with tqdm(
@@ -103,14 +105,14 @@ def measure(
             create_file(target, plan.size, out, bar.update)
         kind = "file created by storagelab"
     run = 0
-    with tqdm(total=len(jobs), desc=f"fio plan {plan.name}", unit="job", disable=not progress) as bar:
-        bar.update(len(jobs) - len(todo))
-        for job in jobs:
-            final = out / "json" / f"{job.name}.json"
+    with tqdm(total=len(runs), desc=f"fio plan {plan.name}", unit="job", disable=not progress) as bar:
+        bar.update(len(runs) - len(todo))
+        for job, k in runs:
+            final = out / "json" / name(job, k)
             job_file = out / "jobs" / f"{job.name}.fio"
-            if job not in todo:
+            if (job, k) not in todo:
                 if on_job:
-                    on_job(job.name, "skipped")
+                    on_job(final.stem, "skipped")
                 continue
             job_file.write_text(plan.job_file(job, str(target.resolve())))
             partial = final.with_suffix(".json.part")
@@ -126,17 +128,16 @@ def measure(
             run += 1
             bar.update(1)
             if on_job:
-                on_job(job.name, "run")
-    rows = pl.concat(
-        [read_fio_json(out / "json" / f"{j.name}.json", source=f"json/{j.name}.json") for j in jobs]
-    )
+                on_job(final.stem, "run")
+    frames = [read_fio_json(out / "json" / name(j, k), source=f"json/{name(j, k)}") for j, k in runs]
+    rows = combine_repeats(pl.concat(frames)) if plan.repeats > 1 else pl.concat(frames)
     rows.write_csv(out / MEASUREMENTS)
     provenance = _provenance(target, kind, plan, started, out)
     (out / PROVENANCE).write_text(json.dumps(provenance, indent=1) + "\n")
     if kind == "file created by storagelab" and not keep_file and target.exists():
         target.unlink()
         (out / STATE_FILE).unlink(missing_ok=True)
-    return Measurement(out, rows, provenance, run=run, skipped=len(jobs) - len(todo))
+    return Measurement(out, rows, provenance, run=run, skipped=len(runs) - len(todo))
 
 
 def _provenance(target: Path, kind: str, plan: Plan, started: str, out: Path) -> dict[str, Any]:
