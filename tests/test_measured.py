@@ -276,6 +276,13 @@ def test_measure_fit_check_and_compare_end_to_end_on_real_fio(tmp_path):
     row = result.table().row(0, named=True)
     assert row["architecture"] == "mine" and row["status"]
 
+    from storagelab.pipeline.scenarios import measured_fio_job  # a sweep's scenario on the fitted model
+
+    measured_fio_job.validate(str(out), read_pct=70, iodepth=2)
+    point = measured_fio_job(str(out), read_pct=70, iodepth=2, overrides={"concurrency": 4})
+    assert set(point) == {"read_iops", "read_mean_ms", "write_iops", "write_mean_ms"}
+    assert all(math.isfinite(v) and v > 0 for v in point.values())
+
 
 @needs_fio
 def test_the_measure_command_runs_the_quick_plan_and_import_reads_its_json(tmp_path):
