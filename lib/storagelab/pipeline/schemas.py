@@ -442,8 +442,8 @@ class CompareArchitecturesParams(NotebookParams):
 _YOUR_MIX: dict[str, Any] = {
     "name": "database and mail",
     "classes": [
-        {"name": "oltp", "workload": "oltp", "size": 2.0, "service_level": {"metric": "p95_ms", "limit_ms": 10.0}},
-        {"name": "exchange", "workload": "exchange", "size": 200.0,
+        {"name": "oltp", "workload": "oltp", "size": 16.0, "service_level": {"metric": "p95_ms", "limit_ms": 10.0}},
+        {"name": "exchange", "workload": "exchange", "size": 1600.0,
          "service_level": {"metric": "mean_ms", "limit_ms": 10.0}},
     ],
 }  # fmt: skip
@@ -476,7 +476,7 @@ class YourSystemParams(NotebookParams):
     duration_s: float = Field(default=1.0, gt=0.2, le=3600.0, description="simulated seconds per search run")
     warmup_s: float = Field(default=0.25, ge=0.0, le=600.0, description="simulated seconds discarded first")
     replications: int = Field(default=2, ge=2, le=50, description="independent searches per architecture")
-    high: float = Field(default=8.0, ge=1.0, le=100.0, description="highest load multiplier searched")
+    high: float = Field(default=16.0, ge=1.0, le=100.0, description="highest load multiplier searched")
     seed: int = Field(default=1, ge=0, description="seed of the check's simulations and the searches")
 
     @model_validator(mode="after")
