@@ -418,6 +418,7 @@ def compare_measured(
     ] = None,
     duration_s: Annotated[float, typer.Option(help="simulated seconds per run of each search")] = 2.0,
     replications: Annotated[int, typer.Option(help="independent searches per architecture")] = 2,
+    high: Annotated[float, typer.Option(help="the highest load multiplier searched")] = 4.0,
 ) -> None:
     """The headroom of each measured system (its fitted model) beside presets on one workload mix."""
     from storagelab import studies
@@ -435,6 +436,8 @@ def compare_measured(
         candidates += [studies.candidate(p, p) for p in preset or []]
     except (FitError, FileNotFoundError, ValueError) as err:
         _fail(err)
-    settings = Settings(duration_s=duration_s, warmup_s=min(0.5, duration_s / 4), replications=replications)
+    settings = Settings(
+        duration_s=duration_s, warmup_s=min(0.5, duration_s / 4), replications=replications, high=high
+    )
     result = compare(mix_, candidates, settings)
     _echo_tables(result.table(), str_lengths=60)
