@@ -1,36 +1,35 @@
-"""A model of a measured system, fitted on a stated subset of its fio measurements and built from kernel
-parts, so it is a :class:`~storagelab.architectures.Topology` like a preset.
+"""A model of a measured system, fitted on a stated subset of its fio measurements, so it is a
+:class:`~storagelab.architectures.Topology` like a preset.
 
-The model, in the order an IO meets it (one volume, ``"measured"``):
+The model is one **batching stage** (:class:`~storagelab.measured.batching.BatchingStage`, a component on the
+kernel's interface): it takes every IO waiting when it starts, up to ``concurrency``, and completes them
+together after an overhead per batch plus a time per IO of the batch. Per direction (read, write) an IO's
+time in a batch is ``1 / {read,write}_rate_cap + size / {read,write}_bandwidth`` (the rate cap and the
+bandwidth limit no queue depth exceeds), and the overhead is the rest of its QD1 latency, ``{read,write}_floor
++ size / {read,write}_transfer_rate`` less that time; a batch's time varies as a lognormal with the squared
+coefficient of variation ``{read,write}_scv``. With ``n`` IOs in flight the latency is ``overhead + n x
+time per IO``: the QD1 latency at ``n = 1``, ``1 / time per IO`` IOPS as ``n`` grows, and between them the
+knee of a device whose cost per IO falls as IOs queue (a virtual disk's notifications covering every request
+queued since the last, a controller coalescing commands).
 
-1. **shared stage**: one server every IO crosses, taking per direction ``1 / {read,write}_rate_cap``
-   per IO plus ``size / {read,write}_bandwidth``: the rate cap and the bandwidth limit that no queue depth
-   exceeds (a virtual disk's queue thread, a hypervisor's limit, a controller); its time is drawn with
-   squared coefficient of variation ``shared_stage_scv`` (1, exponential: an assumption, see below);
-2. **device**: ``concurrency`` servers, each IO taking a lognormal time with mean ``{read,write}_floor +
-   size / {read,write}_transfer_rate`` less what the shared stage takes, and squared coefficient of
-   variation ``{read,write}_scv``.
+Fitted (least squares on relative errors, Student-t intervals; NaN with two sizes only, ``inf`` where an
+interval reaches an unlimited rate):
 
-At queue depth 1 an IO crosses both stages without queueing, so its mean latency is ``floor + size /
-transfer_rate``: a straight line in the size, fitted on the QD1 rows. At the largest queue depth the
-shared stage is saturated, so ``1 / IOPS = 1 / rate_cap + size / bandwidth``: a straight line in the size,
-fitted on the saturated rows. Both by least squares on relative errors, with Student-t intervals (NaN with
-two sizes only; ``inf`` where the interval reaches an unlimited rate). The concurrency is then the
-candidate (1, 2, 4, ... up to the largest queue depth) whose simulated saturated IOPS fit best (squared
-log error); its interval is the candidates within 5 % of the best score, open above when the largest
-one is among them. The scv comes from the QD1 rows' mean and median (lognormal: ``mean/median =
-exp(sigma^2 / 2)``). ``shared_stage_scv`` is an assumption (origin ``assumption``): how sharply throughput
-bends towards the cap is not identifiable from QD1 and saturated points; 1 is a processor shared by IOs,
-0 a token bucket's even pacing.
+- on the **QD1 rows**: latency against size, a line: ``floor`` and ``transfer_rate``; the scv from the
+  QD1 mean and median (lognormal: ``mean/median = exp(sigma^2 / 2)``);
+- on the **saturated rows** (the largest queue depth ``n`` measured per direction and size): the time per IO
+  ``(1 / IOPS - QD1 latency / n) / (1 - 1 / n)`` against size, a line: ``1 / rate_cap`` and ``1 /
+  bandwidth``; ``concurrency`` (the largest batch) is the largest queue depth measured: the data bound it
+  only from below.
 
 **Fit subset** (:func:`split`): random, read-only or write-only jobs at QD1 and at the largest queue depth
 measured for their direction and size. Everything else (mixed read shares, intermediate queue depths,
 sequential jobs) is held back for the check (:mod:`storagelab.measured.check`).
 
-**Not modelled** (the check shows where they matter): sequential speed-ups (read-ahead, write
-coalescing), a write cache that fills (the model has no state), a token bucket's burst (the short runs
-after a ramp cannot show one), reads and writes each with their own concurrency, interference between
-reads and writes beyond sharing the two stages, and load from outside the plan (other tenants).
+**Not modelled** (the check shows where they matter): sequential speed-ups (read-ahead, write coalescing),
+a write cache that fills (the model has no state), a token bucket's burst (short runs after a ramp cannot
+show one), a device with parallel servers and no batching (its knee is sharper than this model's), and load
+from outside the plan (other tenants).
 """
 
 from __future__ import annotations
@@ -45,8 +44,9 @@ from scipy import stats
 
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
-from storagelab.kernel import ClosedSource, Path, Station
+from storagelab.kernel import ClosedSource, IORequest
 from storagelab.kernel.simulation import simulate
+from storagelab.measured.batching import BatchingStage
 from storagelab.provenance import Param
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
 
@@ -56,53 +56,6 @@ _DIRS = ("read", "write")
 
 class FitError(ValueError):
     """The measurements cannot be fitted; the message says what is missing."""
-
-
-@dataclass(frozen=True)
-class MeasuredDevice:
-    """The device stage: per direction (read, write) a mean ``floor`` (s) plus ``per_byte`` (s/B) times
-    the size, lognormal with squared coefficient of variation ``scv``; ``parallelism`` servers."""
-
-    parallelism: int
-    floor: tuple[float, float]
-    per_byte: tuple[float, float]
-    scv: tuple[float, float]
-    state_dependent: bool = False
-
-    def mean(self, is_read: bool, size: int) -> float:
-        i = 0 if is_read else 1
-        return max(self.floor[i] + self.per_byte[i] * size, 1e-7)
-
-    def service_time(self, is_read: bool, size: int, address: int, rng: np.random.Generator) -> float:
-        mean = self.mean(is_read, size)
-        scv = self.scv[0 if is_read else 1]
-        if scv <= 0:
-            return mean
-        s2 = math.log1p(scv)
-        return float(rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2)))
-
-
-@dataclass(frozen=True)
-class SharedStage:
-    """The stage every IO crosses, one at a time: per direction ``per_io`` seconds plus ``per_byte``
-    seconds per byte (a rate cap and a bandwidth limit), drawn with squared coefficient of variation
-    ``scv`` (1: exponential; 0: constant, as a token bucket's pacing)."""
-
-    per_io: tuple[float, float]
-    per_byte: tuple[float, float]
-    scv: float = 1.0
-    parallelism: int = 1
-    state_dependent: bool = False
-
-    def service_time(self, is_read: bool, size: int, address: int, rng: np.random.Generator) -> float:
-        i = 0 if is_read else 1
-        mean = self.per_io[i] + self.per_byte[i] * size
-        if self.scv <= 0 or mean <= 0:
-            return mean
-        if self.scv == 1.0:
-            return float(rng.exponential(mean))
-        shape = 1 / self.scv
-        return float(rng.gamma(shape, mean / shape))
 
 
 def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -187,22 +140,23 @@ def build_topology(name: str, params: dict[str, Param], overrides: dict[str, Any
     """A fitted model's :class:`Topology` from its parameters (see the module's docstring)."""
     p = ParamSet(name, params, overrides)
     si = lambda key: p[key].si if key in p else math.inf  # noqa: E731
-    cap = (si("read_rate_cap"), si("write_rate_cap"))
-    bw = (si("read_bandwidth"), si("write_bandwidth"))
-    stage = SharedStage((1 / cap[0], 1 / cap[1]), (1 / bw[0], 1 / bw[1]), p["shared_stage_scv"].si)
-    stages = [Station("shared stage", stage, servers=1)]
-    roles: dict[str, list] = {"shared stage": [stages[0]]}
-    floors, per_byte = [], []
-    for i, d in enumerate(_DIRS):
-        floors.append(p[f"{d}_floor"].si - stage.per_io[i])
-        per_byte.append(1 / si(f"{d}_transfer_rate") - stage.per_byte[i])
-    device = MeasuredDevice(
-        parallelism=int(p["concurrency"].value), floor=(floors[0], floors[1]),
-        per_byte=(per_byte[0], per_byte[1]), scv=(p["read_scv"].si, p["write_scv"].si),
-    )  # fmt: skip
-    stages.append(Station("device", device))
-    roles["device"] = [stages[-1]]
-    return Topology(name, {VOLUME: Path(VOLUME, stages)}, p, notes="fitted on fio measurements", roles=roles)
+    per_io = [1 / si(f"{d}_rate_cap") for d in _DIRS]
+    per_byte = [1 / si(f"{d}_bandwidth") for d in _DIRS]
+    floor = [p[f"{d}_floor"].si for d in _DIRS]
+    transfer = [1 / si(f"{d}_transfer_rate") for d in _DIRS]
+    scv = [p[f"{d}_scv"].si for d in _DIRS]
+
+    def time(io: IORequest) -> float:
+        i = 0 if io.is_read else 1
+        return per_io[i] + per_byte[i] * io.size
+
+    def overhead(io: IORequest) -> float:
+        i = 0 if io.is_read else 1
+        return max(floor[i] + transfer[i] * io.size - per_io[i] - per_byte[i] * io.size, 0.0)
+
+    stage = BatchingStage(VOLUME, overhead, time, lambda io: scv[0 if io.is_read else 1],
+                          max_batch=int(p["concurrency"].value))  # fmt: skip
+    return Topology(name, {VOLUME: stage}, p, notes="fitted on fio measurements", roles={"device": [stage]})
 
 
 def fit(rows: pl.DataFrame, name: str = "measured system", confidence: float = 0.95) -> MeasuredFit:
@@ -256,13 +210,12 @@ def fit(rows: pl.DataFrame, name: str = "measured system", confidence: float = 0
 
 def _fit_limits(fit_rows: pl.DataFrame, service: dict[str, tuple[float, float]], params: dict[str, Param],
                 intervals: dict[str, tuple[float, float]], notes: list[str], confidence: float) -> None:  # fmt: skip
-    """Per direction a rate cap (the saturated IOPS of the smallest size) and a bandwidth (the largest
-    saturated MB/s); then the concurrency, by simulating the saturated jobs at each candidate."""
+    """Per direction the time per IO in a batch (rate cap and bandwidth) from the saturated rows; the
+    concurrency (the largest batch)."""
     sat = fit_rows.filter(pl.col("outstanding") > 1, metric="iops")
     if sat.is_empty():
         raise FitError("no saturated rows (random reads or writes above QD1): the limits cannot be fitted")
     top_qd = int(sat["outstanding"].max())
-
     for d in _DIRS:
         rows = sat.filter(direction=d).sort("block_size")
         if rows.height < 2:
@@ -270,52 +223,42 @@ def _fit_limits(fit_rows: pl.DataFrame, service: dict[str, tuple[float, float]],
                 f"the saturated {d} rows cover {rows.height} block size(s); the fit needs random {d}s at "
                 "a high queue depth at two sizes or more"
             )
+        a, b = service[d]
         x = rows["block_size"].to_numpy().astype(float)
-        (t0, tb), (h0, hb) = _ols(x, 1 / rows["value"].to_numpy(), confidence)
-        ids = tuple(rows["row_id"])
+        n = rows["outstanding"].to_numpy().astype(float)
+        per_io = (1 / rows["value"].to_numpy() - (a + b * x) / n) / (1 - 1 / n)
+        if (per_io <= 0).any():
+            raise FitError(
+                f"saturated {d} rows faster than their QD1 latency allows at that depth: {rows['job'].to_list()}"
+            )
+        (t0, tb), (h0, hb) = _ols(x, per_io, confidence)
+        ids = tuple(rows["row_id"]) + tuple(
+            fit_rows.filter(
+                metric="lat_mean", direction=d, outstanding=1, read_pct=100 if d == "read" else 0
+            )["row_id"]
+        )
         if t0 > 0:
             params[f"{d}_rate_cap"] = Param(round(1 / t0, 1), "IOPS", "fit",
-                                            f"{d} IOPS limit of the shared stage (1 / its time per IO: the intercept "
-                                            "of 1 / saturated IOPS against size)", fitted_on=ids)  # fmt: skip
+                                            f"{d} IOPS limit (1 / the time per IO in a batch at size 0, from the "
+                                            "saturated IOPS less the QD1 latency shared by the batch)", fitted_on=ids)  # fmt: skip
             intervals[f"{d}_rate_cap"] = _inverse(t0, h0)
         else:
-            notes.append(f"{d}: no IOPS limit (1 / saturated IOPS has no positive intercept at size 0)")
+            notes.append(
+                f"{d}: no IOPS limit (the time per IO in a batch has no positive intercept at size 0)"
+            )
         if tb > 0:
             params[f"{d}_bandwidth"] = Param(round(1 / tb / 1e6, 3), "MB/s", "fit",
-                                             f"{d} byte-rate limit of the shared stage (1 / the slope of 1 / saturated "
-                                             "IOPS against size)", fitted_on=ids)  # fmt: skip
+                                             f"{d} byte-rate limit (1 / the slope of the time per IO in a batch "
+                                             "against size)", fitted_on=ids)  # fmt: skip
             lo, hi = _inverse(tb, hb)
             intervals[f"{d}_bandwidth"] = (lo / 1e6, hi / 1e6)
         else:
-            notes.append(f"{d}: no bandwidth limit (saturated IOPS do not fall with size)")
-    params["shared_stage_scv"] = Param(1.0, "ratio", "assumption",
-                                   "the per-IO stage's time taken as exponential (scv 1), as a processor shared "
-                                   "by IOs: how sharply throughput bends towards the cap is not identifiable from "
-                                   "QD1 and saturated points", high=100.0)  # fmt: skip
-    intervals["shared_stage_scv"] = (math.nan, math.nan)
-    candidates = sorted({2**k for k in range(12) if 2**k < top_qd} | {top_qd})
-    jobs = list(sat.group_by("job", "pattern", "read_pct", "block_size", "outstanding").agg(
-        iops_total=pl.col("value").sum()).iter_rows(named=True))  # fmt: skip
-    measured = {j["job"]: j["iops_total"] for j in jobs}
-    scores = {}
-    for c in candidates:
-        trial = {**params, "concurrency": Param(c, "count", "user", "candidate", high=4096)}
-        err = 0.0
-        for j in jobs:
-            pred = sum(v["iops"] for v in simulate_job(trial, j, seed=1, ios=8_000).values())
-            err += math.log(pred / measured[j["job"]]) ** 2
-        scores[c] = err
-    best = min(scores.values())
-    near = sorted(c for c, v in scores.items() if v <= best * 1.05 + 1e-12)
-    c = min(scores, key=lambda k: (scores[k], k))
-    ids = tuple(sat["row_id"])
-    params["concurrency"] = Param(c, "count", "fit", "IOs the device serves at once: the candidate (1, 2, 4 .. the "
-                                  "largest queue depth) whose simulated saturated IOPS fit best (squared log error)",
-                                  fitted_on=ids, high=4096)  # fmt: skip
-    censored = near[-1] == candidates[-1]
-    intervals["concurrency"] = (float(near[0]), math.inf if censored else float(near[-1]))
-    if censored:
-        notes.append(f"concurrency: {near[0]} or more fit the saturated points as well (bounded below only)")
+            notes.append(f"{d}: no bandwidth limit (the time per IO in a batch does not grow with size)")
+    params["concurrency"] = Param(top_qd, "count", "fit",
+                                  "the largest batch: the largest queue depth measured (the saturated rows fit "
+                                  "batches that large; the data bound it only from below)",
+                                  fitted_on=tuple(sat["row_id"]), high=4096)  # fmt: skip
+    intervals["concurrency"] = (float(top_qd), math.inf)
 
 
 def simulate_job(params: dict[str, Param], job: dict, *, span: int = 2**30, duration_s: float | None = None,
