@@ -212,6 +212,48 @@ def test_the_fit_recovers_a_known_models_parameters_within_their_intervals():
         assert set(p.fitted_on) <= set(fitted.rows["row_id"])
 
 
+def _jobs(pcts, sizes, qds) -> list[dict]:
+    return [
+        {"job": f"rand-r{pct}-{s // 1024}k-qd{qd}", "pattern": "random", "read_pct": pct, "block_size": s,
+         "outstanding": qd}
+        for pct in pcts for s in sizes for qd in qds
+    ]  # fmt: skip
+
+
+def test_a_frozen_fit_is_checked_on_another_folders_points(tmp_path):
+    """The path of a blind check: a model fitted on one folder predicts every point of another folder of
+    the same system (measured later, at other operating points), fit unchanged; a point it was fitted on
+    is refused; the command writes the other folder's check.csv. No assertion on accuracy."""
+    first = _jobs((100, 0), (4096, 65536), (1, 64)) + _jobs((70,), (4096,), (8,))  # fit subset, one held back
+    fit_rows = simulated_rows(KNOWN, first, seed=3, duration_s=0.5)
+    later = _jobs((100, 0), (4096,), (3, 12)) + _jobs((50,), (4096,), (8,))
+    later_rows = simulated_rows(KNOWN, later, seed=5, duration_s=0.3)
+    for folder, rows in (("first", fit_rows), ("later", later_rows)):
+        (tmp_path / folder).mkdir()
+        rows.write_csv(tmp_path / folder / MEASUREMENTS)
+
+    system = MeasuredSystem.load(tmp_path / "first")
+    fitted = system.fit()
+    before = fitted.parameters()
+    table = system.check(fitted, MeasuredSystem.load(tmp_path / "later").rows)
+    assert set(table["job"]) == {j["job"] for j in later}
+    assert table.height == 2 * (4 + 2)  # IOPS and latency: four pure jobs, one mix with two directions
+    assert table["predicted"].is_finite().all()
+    shares = share_within(table)
+    assert shares["points"] == table.height and 0 <= shares["share"] <= 1
+    assert fitted.parameters().equals(before)  # the check does not touch the fit
+    with pytest.raises(ValueError, match="fitted on"):
+        system.check(fitted, fit_rows)
+
+    result = runner.invoke(app, ["fit", str(tmp_path / "first"), "--check-on", str(tmp_path / "later")])
+    assert result.exit_code == 0, result.output
+    assert f"checked on {tmp_path / 'later'}" in result.output
+    written = pl.read_csv(tmp_path / "later" / "check.csv")
+    assert sorted(written["row_id"]) == sorted(table["row_id"])
+    refused = runner.invoke(app, ["fit", str(tmp_path / "first"), "--check-on", str(tmp_path / "first")])
+    assert refused.exit_code == 2 and "fitted on" in refused.output
+
+
 def test_the_fit_subset_is_qd1_and_saturated_pure_random_jobs():
     rows = pl.DataFrame(
         [{"row_id": f"{j}", "job": j, "pattern": pat, "read_pct": pct, "block_size": 4096, "outstanding": qd}

@@ -371,16 +371,25 @@ def import_fio(
 def fit_measured(
     folder: Annotated[Path, typer.Argument(help="a dataset folder written by measure or import fio")],
     write: Annotated[bool, typer.Option(help="write fit.csv and check.csv into the folder")] = True,
+    check_on: Annotated[
+        Path | None,
+        typer.Option(
+            "--check-on",
+            help="also predict every point of another dataset folder of the same system (e.g. a validation "
+            "plan's), with the model fitted on FOLDER unchanged; with --write, its check.csv goes there",
+        ),
+    ] = None,
 ) -> None:
     """Fit a model of the measured system on its QD1 and saturated rows, and check it on the rest: the
     parameters with their intervals and rows, every held-back point measured beside predicted, and the
-    share within the calibration's tolerances."""
+    share within the calibration's tolerances. With --check-on, the same for another folder's points."""
     from storagelab.measured.model import FitError
     from storagelab.measured.system import MeasuredSystem
 
     try:
         system = MeasuredSystem.load(folder)
         fitted = system.fit()
+        other = MeasuredSystem.load(check_on) if check_on is not None else None
     except (FitError, FileNotFoundError) as err:
         _fail(err)
     typer.echo(system.describe())
@@ -405,6 +414,26 @@ def fit_measured(
         params.write_csv(folder / "fit.csv")
         table.write_csv(folder / "check.csv")
         typer.echo(f"written: {folder / 'fit.csv'}, {folder / 'check.csv'}")
+    if other is not None and check_on is not None:
+        try:
+            blind = system.check(fitted, other.rows)
+        except ValueError as err:
+            _fail(ValueError(f"{check_on}: {err}"))
+        _echo_tables(
+            blind.select(
+                "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
+            ),
+            str_lengths=30,
+        )
+        shares = system.within(blind)
+        typer.echo(
+            f"checked on {check_on} ({other.describe()}), none of it fitted on: {blind['job'].n_unique()} jobs, "
+            f"{shares['within']} of {shares['points']} points within tolerance ({100 * shares['share']:.1f} %; "
+            f"IOPS {100 * shares['share_iops']:.1f} %, mean latency {100 * shares['share_lat_mean']:.1f} %)"
+        )
+        if write:
+            blind.write_csv(check_on / "check.csv")
+            typer.echo(f"written: {check_on / 'check.csv'} (predicted by the model fitted on {folder})")
 
 
 @app.command("compare")

@@ -5,6 +5,8 @@ check on the held-back rows, and the fitted model as a candidate in :func:`stora
 >>> system = MeasuredSystem.load("measurements/vda-ext4")
 >>> fitted = system.fit()                 # fitted.parameters(): values, intervals, rows fitted on
 >>> table = system.check(fitted)          # measured beside predicted, per held-back point
+>>> later = MeasuredSystem.load("measurements/vda-ext4-validation")
+>>> blind = system.check(fitted, later.rows)  # points measured after the fit was frozen (a validation plan)
 >>> compare(mix, [system.candidate(fitted), studies.candidate("XtremIO", "XtremIO, 1 X-Brick(s)")])
 """
 
@@ -55,9 +57,19 @@ class MeasuredSystem:
         """The model fitted on the fit subset (:func:`storagelab.measured.model.fit`)."""
         return fit(self.rows, self.name, confidence)
 
-    def check(self, fitted: MeasuredFit, *, seed: int = 1) -> pl.DataFrame:
-        """Every held-back point, measured beside predicted (:func:`storagelab.measured.check.predict`)."""
-        return predict(fitted, fitted.held_back, seed=seed)
+    def check(self, fitted: MeasuredFit, rows: pl.DataFrame | None = None, *, seed: int = 1) -> pl.DataFrame:
+        """Measured beside predicted (:func:`storagelab.measured.check.predict`): every held-back point, or
+        with ``rows`` those rows instead, such as another folder's measurements of the same system (a
+        validation plan run after the fit was frozen). The fit is not touched. A job of ``rows`` that the
+        model was fitted on is refused: it would not be a check."""
+        if rows is None:
+            return predict(fitted, fitted.held_back, seed=seed)
+        fitted_jobs = sorted(set(rows["job"]) & set(fitted.rows["job"]))
+        if fitted_jobs:
+            raise ValueError(
+                f"{len(fitted_jobs)} job(s) to check are jobs the model was fitted on: {fitted_jobs[:5]}"
+            )
+        return predict(fitted, rows, seed=seed)
 
     @staticmethod
     def within(table: pl.DataFrame) -> dict[str, float]:

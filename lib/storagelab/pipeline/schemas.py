@@ -454,7 +454,8 @@ _YOUR_CANDIDATES: list[dict[str, Any]] = [
 
 
 class YourSystemParams(NotebookParams):
-    """Parameters of ``20-your-system``: the measured system's dataset folder, the mix to compare it on,
+    """Parameters of ``20-your-system``: the measured system's dataset folder (and a validation folder
+    measured after the fit was frozen), the mix to compare it on,
     the presets set beside it, and how each headroom is searched. The fit subset is the one
     :func:`storagelab.measured.model.split` states (QD1 and saturated read-only and write-only random jobs);
     everything else is held back."""
@@ -466,6 +467,12 @@ class YourSystemParams(NotebookParams):
         description="the measured system's folder (measurements.csv, provenance.json), relative to notebooks/",
     )
     label: str = Field(default="this machine's disk (fitted)", min_length=1, description="its name in charts")
+    validation: str | None = Field(
+        default="../measurements/vda-ext4-validation",
+        min_length=1,
+        description="another folder of the same system, measured after the fit was frozen at operating points "
+        "not fitted on, predicted by the model unchanged (a blind check); null: none",
+    )
     mix: WorkloadMix = Field(default_factory=lambda: WorkloadMix.model_validate(_YOUR_MIX),
                              description="the workload mix: name and classes (workload, size, service_level)")  # fmt: skip
     candidates: list[CandidateSpec] = Field(
