@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from storagelab.calibration.claims import tolerance as calibration_tolerance
 from storagelab.cli import app
 from storagelab.measured.check import share_within, simulated_rows, tolerance
 from storagelab.measured.model import fit, split
@@ -266,8 +267,11 @@ def test_the_fit_subset_is_qd1_and_saturated_pure_random_jobs():
 
 def test_tolerances_are_the_calibrations():
     assert tolerance("iops", "IOPS", 1000) == 150
-    assert tolerance("lat_mean", "us", 5000) == 1000  # 20 % = 1 ms
-    assert tolerance("lat_mean", "us", 2000) == 1000  # 1 ms floor from 1 ms up
+    assert math.isclose(tolerance("lat_mean", "us", 5000), 1000)  # 20 % = 1 ms
+    assert math.isclose(tolerance("lat_mean", "us", 2000), 1000)  # 1 ms floor from 1 ms up
+    assert math.isclose(
+        tolerance("lat_mean", "ms", 0.4349, digit=1e-4), calibration_tolerance(0.4349, "ms", fine=1e-4)
+    )
     assert math.isclose(tolerance("lat_mean", "us", 500, digit=1e-3), 100)  # sub-ms: 20 %, not 1 ms
 
 

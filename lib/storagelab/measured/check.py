@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from storagelab.calibration import claims
 from storagelab.measured.model import MeasuredFit, simulate_job
 
 #: The metrics a check scores per held-back job and direction.
@@ -25,16 +26,13 @@ CHECKED = ("iops", "lat_mean")
 
 
 def tolerance(metric: str, unit: str, value: float, digit: float = 0.0) -> float:
-    """Allowed |predicted - measured| for a measured ``value`` in ``unit``: rates ±15 %; latencies (unit
-    ``us`` or ``ms``) ±20 % or ±1 ms from 1 ms up, and ±20 % or ``digit`` (one unit of the last stated
-    digit, in ``unit``) under 1 ms."""
-    if unit in ("IOPS", "MB/s"):
-        return 0.15 * abs(value)
-    if unit in ("us", "ms"):
-        ms = value / 1e3 if unit == "us" else value
-        one_ms = 1e3 if unit == "us" else 1.0
-        return max(0.2 * abs(value), one_ms if ms >= 1.0 else digit)
-    raise ValueError(f"no tolerance for metric {metric!r} in unit {unit!r}")
+    """Allowed |predicted - measured| for a measured ``value`` in ``unit``: the calibration's rule
+    (:func:`storagelab.calibration.claims.tolerance`): rates ±15 %; latencies (unit ``us`` or ``ms``) ±20 % or
+    ±1 ms from 1 ms up, and ±20 % or ``digit`` (one unit of the last stated digit, in ``unit``) under 1 ms."""
+    if unit not in ("IOPS", "MB/s", "us", "ms"):
+        raise ValueError(f"no tolerance for metric {metric!r} in unit {unit!r}")
+    sub_ms = unit in ("us", "ms") and (value / 1e3 if unit == "us" else value) < 1.0
+    return claims.tolerance(value, unit, fine=digit if sub_ms else None)
 
 
 def predict(
