@@ -338,3 +338,38 @@ def test_the_measure_command_runs_the_quick_plan_and_import_reads_its_json(tmp_p
     imported = runner.invoke(app, ["import", "fio", *files, "-o", str(tmp_path / "imported")])
     assert imported.exit_code == 0, imported.output
     assert pl.read_csv(tmp_path / "imported" / MEASUREMENTS).height == pl.read_csv(out / MEASUREMENTS).height
+
+
+# --- the committed measurement of this machine's disk -------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_committed_checks_are_reproduced_and_the_readme_states_them():
+    """A fresh fit of measurements/vda-ext4 gives the committed check tables (the held-back points and the
+    blind validation points), and the README's figures are generated from them (`make measured`)."""
+    import importlib.util
+
+    system = MeasuredSystem.load(ROOT / "measurements" / "vda-ext4")
+    fitted = system.fit()
+    for table, path in (
+        (system.check(fitted), ROOT / "measurements" / "vda-ext4" / "check.csv"),
+        (
+            system.check(fitted, MeasuredSystem.load(ROOT / "measurements" / "vda-ext4-validation").rows),
+            ROOT / "measurements" / "vda-ext4-validation" / "check.csv",
+        ),
+    ):
+        committed = pl.read_csv(path)
+        assert (
+            table.select(committed.columns)
+            .select("row_id", "predicted", "within")
+            .equals(committed.select("row_id", "predicted", "within"))
+        ), f"{path} is not what the fit gives now: `make measured`"
+    spec = importlib.util.spec_from_file_location(
+        "update_readme_measured", ROOT / "ci" / "update_readme_measured.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.block() in (ROOT / "README.md").read_text(encoding="utf-8"), (
+        "README's measured figures: `make measured`"
+    )
