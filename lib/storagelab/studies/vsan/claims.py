@@ -247,8 +247,7 @@ def scenarios() -> list[Scenario]:
     for conf in preset.CONFIGURATIONS:
         for vms, pts in sorted(_points(conf).items()):
             points = tuple(
-                Point(STUDY, rid, f"{conf}, {vms} VMs: " + ("IOPS" if t is None else f"% of IOs under {t:g} ms"),
-                      )
+                Point(STUDY, rid, f"{conf}, {vms} VMs: " + ("IOPS" if t is None else f"% of IOs under {t:g} ms"))
                 for rid, t in pts
             )  # fmt: skip
 
