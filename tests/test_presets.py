@@ -103,7 +103,7 @@ def test_capacity_scale_halves_and_doubles_the_capacity_setting_parameters():
 def test_preset_unit_params_name_device_presets():
     with pytest.raises(ValueError, match="names a device preset"):
         Param(3.0, PRESET_UNIT, "datasheet", "x")
-    with pytest.raises(TypeError, match=r"is a name \(preset\)"):
+    with pytest.raises(TypeError, match="a device preset's name, not a number"):
         _ = Param("SATA SSD", PRESET_UNIT, "datasheet", "x").si
 
 
