@@ -1,14 +1,14 @@
 # storagelab — the two commands a user needs:
 #   make report   build the environment if needed, execute every notebook, write reports/index.html
 #   make test     build the environment if needed, run unit tests, nbval and the papermill smoke run
-# Other targets: make lab, make lock, make refresh, make calibration, make bench, make lint.
+# Other targets: make lab, make lock, make refresh, make calibration, make measured, make bench, make lint.
 
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: report test lab lint lock refresh calibration bench env clean
+.PHONY: report test lab lint lock refresh calibration measured bench env clean
 
 env: $(STAMP)
 
@@ -53,6 +53,13 @@ refresh: $(STAMP)
 calibration: $(STAMP)
 	$(BIN)/storagelab calibrate --quick --out notebooks/calibration-quick.csv > /dev/null
 	$(BIN)/python ci/update_readme_calibration.py
+
+# Re-fit the committed measurement of this machine's disk, re-check its held-back and its blind validation
+# points, and regenerate the README's figures from the check tables. Commit measurements/ and README.md together.
+measured: $(STAMP)
+	$(BIN)/storagelab fit measurements/vda-ext4 > /dev/null
+	$(BIN)/storagelab fit measurements/vda-ext4 --check-on measurements/vda-ext4-validation > /dev/null
+	$(BIN)/python ci/update_readme_measured.py
 
 # Two consecutive kernel benchmark runs (a few minutes), then the README's table from them. Commit
 # benchmarks/ and README.md together.

@@ -38,6 +38,7 @@ from storagelab.workloads.catalogue import (
     login_vsi,
     sequential_scan,
 )
+from storagelab.workloads.catalogue.vdi import IOS_PER_BOOT
 
 KiB, MiB = 1024, 1024**2
 
@@ -291,9 +292,11 @@ def test_boot_storm_peak_rate_and_envelope():
     w = boot_storm()
     s = only_stream(w)
     assert not s.closed
-    assert s.rate == 2.0 * 13_660 == 27_320
+    assert (
+        s.rate == 2.0 * IOS_PER_BOOT == 48_224
+    )  # 24,112 IOs per boot (fitted on the ILIO study's 5-minute mean)
     assert s.schedule.max_scale == 1.0
-    assert s.peak_rate == 27_320
+    assert s.peak_rate == 48_224
     assert (s.spec.read_pct, s.spec.random_pct, s.spec.max_size) == (90, 100, 4096)
     assert w.params["power_on_interval"].value == 0.5
 
@@ -347,7 +350,7 @@ def test_boot_storm_shorter_power_on_than_one_boot():
     w = boot_storm(desktops=10, power_on_rate=2.0)  # 5 s of power-ons, 12 s boots
     s = only_stream(w)
     end = 10 / 2.0 + 12.0
-    assert scheduled_ios(s, end + 60) == pytest.approx(10 * 13_660, rel=1e-3)
+    assert scheduled_ios(s, end + 60) == pytest.approx(10 * IOS_PER_BOOT, rel=1e-3)
     assert s.schedule.rate_scale_at(end - 1) > 0
 
 
@@ -434,7 +437,7 @@ def test_streams_build_kernel_sources():
     opened = only_stream(boot_storm()).source(target)
     assert isinstance(opened, OpenSource)
     assert opened.max_scale == 1.0 and opened.rate_scale is not None
-    assert opened.interarrival.mean == pytest.approx(1 / 27_320)
+    assert opened.interarrival.mean == pytest.approx(1 / (2.0 * IOS_PER_BOOT))
     plain = only_stream(login_vsi(ramp=False)).source(target)
     assert plain.rate_scale is None and plain.max_scale == 1.0
 

@@ -13,6 +13,7 @@ from storagelab import studies
 from storagelab.analysis.comparison import Candidate, Settings, _curve_fit, compare, default_placement
 from storagelab.analysis.workload_mix import WorkloadMix
 from storagelab.studies import build
+from storagelab.workloads.catalogue.vdi import IOS_PER_BOOT
 
 MIX = {
     "name": "test mix",
@@ -50,8 +51,8 @@ def test_the_multiplier_scales_every_class_and_a_split_class_is_measured_as_one(
     assert a["oltp"].workers == 48 and b["oltp"].workers == 96  # 4 VMs x 12 threads, then 8 VMs
     assert b["mail"].rate == pytest.approx(2 * a["mail"].rate)
     pools = [f"vdi @ vdt-{x}" for x in "abcd"]
-    # the storm's plateau: 600 desktops in 5 min at 13,660 IOs per boot, a quarter on each VDI LUN
-    rate = 600 / (300 - 12) * 13_660
+    # the storm's plateau: 600 desktops in 5 min at the fitted IOs per boot, a quarter on each VDI LUN
+    rate = 600 / (300 - 12) * IOS_PER_BOOT
     assert sum(a[p].rate for p in pools) == pytest.approx(rate) and a[pools[0]].schedule is None
     levels = {lv.cls: lv for lv in mix.service_levels(placement)}
     assert levels["vdi"].members == tuple(pools) and levels["oltp"].members == ("oltp",)

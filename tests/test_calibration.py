@@ -18,7 +18,7 @@ from storagelab.architectures.parameters import ParamSet
 from storagelab.calibration import CalibrationResult, Point, Scenario, run_scenarios
 from storagelab.calibration.claims import published_value
 from storagelab.cli import app
-from storagelab.provenance import Param
+from storagelab.provenance import Param, capacity_scale
 from storagelab.studies.vsan import preset as vsan_preset
 
 runner = CliRunner()
@@ -165,14 +165,60 @@ def test_a_fitted_claim_is_counted_apart():
     assert (total["fitted"], total["fitted_within_tolerance"], total["informative_predicted"]) == (1, 1, 0)
 
 
+def _director(**overrides: object) -> ParamSet:
+    """A VPLEX-like director: a fitted time per pass (fitted on the read-hit latency) and a back end
+    whose latency comes from a datasheet; both are capacity-setting."""
+    return ParamSet(
+        "synthetic director",
+        {
+            "pass_time": Param(85.0, "us", "fit", "one pass fitted on the read hit", fitted_on=("readhit-latency-range-low",),
+                               capacity="time"),
+            "back_end": Param(300.0, "us", "datasheet", "the array's write latency", capacity="time"),
+        },
+        overrides,
+    )  # fmt: skip
+
+
+def test_a_claim_that_is_a_multiple_of_a_fit_comes_out_insensitive():
+    """The sensitivity runs perturb what was not fitted: a claim that is arithmetic on a fitted parameter
+    (the VPLEX write adder is two director passes) passes at every scale and is set apart as insensitive;
+    one that the datasheet back end moves stays informative."""
+    adder = Point(
+        "vplex",
+        "write-adder-local-range-low",
+        "write adder",
+        range_with="write-adder-local-range-high",
+        claim="vplex-write-adder-local",
+    )
+    native = Point("vplex", "readmiss-adder-local-overview-range-low", "a back-end latency")
+
+    def run(seed: int, quick: bool) -> dict[str, float]:
+        p = _director()
+        return {adder.key: 2 * p["pass_time"].value / 1e3, native.key: p["back_end"].value / 1e3 - 0.13}
+
+    result = _run(Scenario("vplex", "adders", (adder, native), run), fitted={"readhit-latency-range-low"})
+    claims = {r["claim"]: r for r in result.claims().iter_rows(named=True)}
+    assert claims["vplex-write-adder-local"]["pass"] and not claims["vplex-write-adder-local"]["sensitive"]
+    assert claims["vplex-readmiss-adder"]["sensitive"]
+    with capacity_scale(2.0):
+        assert _director()["pass_time"].value == 85.0  # held: a refit on its own point would hold it
+        assert _director()["back_end"].value == 150.0
+    assert _director().capacity_params() == ["back_end"]
+
+
 def test_tolerances_by_unit():
     assert Point("vsan", "vsan-af-iops-vm64", "x").tolerance() == pytest.approx(0.15 * 39500.0)
     assert Point("vsan", "vsan-af-qos2-vm64", "x").tolerance() == 5.0
     latency = Point("ds5020", "ds5020-t2-latency-t3", "read latency")  # 0.016 s in the dataset
     assert latency.unit == "ms" and latency.published == pytest.approx(16.0)
     assert latency.tolerance() == pytest.approx(3.2)
-    small = Point("ds5020", "ds5020-f16-log-log-write-lat", "log write latency")  # 0.0004 s
-    assert small.tolerance() == pytest.approx(1.0)  # the 1 ms floor wins
+    small = Point("ds5020", "ds5020-f16-log-log-write-lat", "log write latency")  # "0.0004" s
+    assert small.stated_precision() == pytest.approx(0.1)  # the last stated digit: 0.0001 s
+    assert small.tolerance() == pytest.approx(0.1)  # not 1 ms: it would accept anything up to 1.4 ms
+    assert small.passes(0.5) and not small.passes(0.51) and not small.passes(1.4)
+    ilio = Point("ilio", "iom-ilio-lat-read", "read latency")  # "0.4349" ms
+    assert ilio.tolerance() == pytest.approx(0.2 * 0.4349)  # 20 % is wider than 0.0001 ms
+    assert not ilio.passes(0.607)  # the fitted value that passed under the 1 ms floor
     micro = Point("vplex", "write-adder-local-range-low", "write adder")  # 200 us, stated in us
     assert micro.unit == "ms" and micro.tolerance() == pytest.approx(0.04)  # 20 %: the floor is 1 us
     assert not micro.passes(0.9)  # a 1 ms floor would have passed anything under 1.2 ms
@@ -189,9 +235,15 @@ def test_a_range_is_scored_against_both_ends():
         Point("vplex", "write-adder-local-range-low", "x", range_with="write-adder-metro-range-low")
 
 
-def test_point_rejects_unknown_comparison_and_unknown_row():
-    with pytest.raises(ValueError, match="comparison"):
-        Point("vsan", "vsan-af-iops-vm64", "x", comparison="roughly")
+def test_a_point_reads_its_row_as_the_row_states_and_cannot_be_told_otherwise():
+    assert Point("vsan", "vsan-af-iops-vm32", "x").comparison == "at-least"  # "over 37,000"
+    assert Point("vplex", "xio-latency-sub-ms", "x").comparison == "at-most"
+    assert Point("nexgen", "s2-cache-iops-burst", "x").comparison == "two-sided"  # approx
+    with pytest.raises(TypeError, match="comparison"):
+        Point("vsan", "vsan-af-iops-vm32", "x", comparison="two-sided")  # type: ignore[call-arg]
+
+
+def test_point_rejects_an_unknown_row():
     with pytest.raises(KeyError, match="no-such-row"):
         _ = Point("vsan", "no-such-row", "x").published
 
@@ -315,10 +367,13 @@ def test_arithmetic_fits_are_re_derived_from_the_datasets():
     assert think.origin == "fit" and "ds5020-f16-db-read-lat" in think.fitted_on
     assert think.value == pytest.approx(1e3 * (32 / reads - read_lat), rel=1e-3)
 
+    # IOs per desktop boot: the Tier-1 peak is a mean over the study's 5-minute window, which holds the
+    # whole 170 s storm of 75 desktops
     ios_per_boot = boot_storm().params["ios_per_boot"]
-    peak, boot_s = published_value("boot-t1-peak"), published_value("boot-time-75")
-    assert ios_per_boot.origin == "fit" and set(ios_per_boot.fitted_on) == {"boot-t1-peak", "boot-time-75"}
-    assert ios_per_boot.value == pytest.approx(peak * boot_s / 75, rel=1e-3)
+    peak, window_s = published_value("boot-t1-peak"), published_value("boot-window") * 60
+    assert published_value("boot-time-75") < window_s
+    assert ios_per_boot.origin == "fit" and set(ios_per_boot.fitted_on) == {"boot-t1-peak"}
+    assert ios_per_boot.value == pytest.approx(peak * window_s / 75, rel=1e-3)
 
     oltp = dvd_store().params
     ios_per_order = oltp["ios_per_order"]
@@ -418,3 +473,41 @@ def test_ilio_fits_are_re_derived_from_the_datasets():
     assert cpu.origin == "fit" and cpu.value == pytest.approx(2 / iops * 1e6, abs=0.01)
     outstanding = ilio_claims.iometer_on_ilio_workload().params["outstanding"]
     assert outstanding.origin == "fit" and outstanding.value == round(iops * lat_ms / 1e3 / 4) == 4
+
+
+def test_changes_lists_the_claims_whose_role_sensitivity_or_result_moved():
+    p, q = Point("vsan", "vsan-af-iops-vm32", "IOPS"), Point("vsan", "vsan-af-iops-vm64", "IOPS")
+    before = _run(
+        Scenario(
+            "vsan", "s", (p, q), lambda seed, quick: {p.key: 40000.0, q.key: 39500.0 * _capacity() / 1000}
+        )
+    )
+    after = _run(
+        Scenario(
+            "vsan", "s", (p, q), lambda seed, quick: {p.key: 30000.0, q.key: 39500.0 * _capacity() / 1000}
+        )
+    )
+    changed = after.changes(before, {"vsan-af-iops-vm32": "read as at least"})
+    assert changed.select("claim", "pass_before", "pass", "reason").rows() == [
+        ("vsan-af-iops-vm32", True, False, "read as at least")
+    ]
+    assert after.changes(after).is_empty()
+
+
+def test_a_bound_in_a_conflict_group_is_its_own_row_s_bound():
+    """'a SQL OPM increase over six times' is >= 6, not >= the group's low end (5.38, derived from the
+    figures); the two-sided '6X' of the same group is scored against the span of the two-sided values."""
+    over = Point("nexgen", "opm-ratio-over6", "ratio", claim="opm-ratio")
+    six = Point("nexgen", "opm-ratio-6x", "ratio", claim="opm-ratio")
+    assert over.published_range == (6.0, 6.0)
+    assert not over.passes(5.5) and over.passes(6.0)
+    assert six.published_range == pytest.approx((5.38, 6.15))
+
+
+def test_recount_puts_two_runs_counts_side_by_side():
+    p = Point("vsan", "vsan-af-iops-vm64", "IOPS")
+    before = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: 39500.0 * _capacity() / 1000}))
+    after = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: 30000.0 * _capacity() / 1000}))
+    total = after.recount(before).row(-1, named=True)
+    assert (total["study"], total["within_tolerance_before"], total["within_tolerance"]) == ("total", 1, 0)
+    assert total["informative_predicted_before"] == total["informative_predicted"] == 1

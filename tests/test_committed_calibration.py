@@ -48,3 +48,81 @@ def test_committed_run_is_reproduced(tmp_path):
     assert out.read_text() == COMMITTED.read_text(), (
         "re-run differs from the committed table: `make calibration`"
     )
+
+
+#: Dataset columns that say what a published number is a number *of* (the system, the test, the
+#: conditions), as opposed to how the document words it (metric name, qualifier, quote, note).
+CONDITIONS = (
+    "study", "system", "configuration", "workload", "scenario", "quantity", "vm_count", "tile_count",
+    "desktop_count", "mailbox_count", "host_count", "block_size_kib", "read_pct", "random_pct", "queue_depth",
+    "threads", "drive_count", "drive_type", "raid", "link", "host_paths", "threshold_ms", "wan_rtt_ms",
+)  # fmt: skip
+
+
+def _same_quantity_in_two_claims(table) -> list[tuple[str, str]]:
+    """Pairs of claims that score one simulated value (equal in the main and both perturbed runs)
+    against rows that publish the same quantity of the same system under the same conditions."""
+    from storagelab.calibration.claims import published_rows
+
+    def conditions(point: str) -> tuple:
+        row = published_rows()[point.split(" [")[0]]
+        return tuple(row[c] for c in CONDITIONS)
+
+    seen: dict[tuple, str] = {}
+    pairs = []
+    for r in table.iter_rows(named=True):
+        key = (
+            r["scenario"],
+            r["simulated"],
+            r["simulated_half"],
+            r["simulated_double"],
+            conditions(r["point"]),
+        )
+        other = seen.setdefault(key, r["claim"])
+        if other != r["claim"]:
+            pairs.append((other, r["claim"]))
+    return pairs
+
+
+def test_one_simulated_value_against_one_published_quantity_is_one_claim():
+    """Statements that restate one number are one claim: two claims may not score the same simulated
+    value against the same published quantity (NexGen's 'bursts into the 15,000 IOPS range' and 'as
+    many as 17,000' were two, one of them read as an upper bound that 1 IOPS would pass)."""
+    pairs = _same_quantity_in_two_claims(CalibrationResult.read_csv(COMMITTED).to_frame())
+    assert not pairs, f"claims scoring one simulated value against one published quantity: {pairs}"
+
+
+def test_the_check_for_restated_numbers_can_fail():
+    table = CalibrationResult.read_csv(COMMITTED).to_frame()
+    row = table.filter(table["point"] == "s2-cache-iops-mean").row(0, named=True)
+    twin = {**row, "claim": "a second claim", "point": "s2-cache-iops-burst"}
+    import polars as pl
+
+    doubled = pl.concat(
+        [table.filter(table["point"] == "s2-cache-iops-mean"), pl.DataFrame([twin], schema=table.schema)]
+    )
+    assert _same_quantity_in_two_claims(doubled) == [("s2-cache-iops-mean", "a second claim")]
+
+
+def test_every_committed_point_reads_its_row_as_the_row_states():
+    from storagelab.calibration.claims import READINGS, published_rows
+
+    table = CalibrationResult.read_csv(COMMITTED).to_frame()
+    wrong = [
+        (r["point"], r["comparison"])
+        for r in table.iter_rows(named=True)
+        if r["comparison"] != READINGS[published_rows()[r["point"].split(" [")[0]]["qualifier"]]
+    ]
+    assert not wrong, f"points read otherwise than their rows state: {wrong}"
+
+
+def test_every_claim_that_moved_since_round_two_says_why():
+    """Notebook 10's recount: each claim whose role, sensitivity or result differs from the committed run
+    before the rules were applied evenly has a reason in ``studies.recount.REASONS`` (and no reason is
+    left for a claim that did not move)."""
+    from storagelab.studies import recount
+
+    before = CalibrationResult.read_csv(ROOT / "notebooks" / "calibration-quick-round2.csv")
+    moved = set(CalibrationResult.read_csv(COMMITTED).changes(before)["claim"])
+    assert moved - set(recount.REASONS) == set(), "claims that moved without a reason"
+    assert set(recount.REASONS) - moved == set(), "reasons for claims that did not move"

@@ -292,3 +292,181 @@ def calibrate(
     if out is not None:
         result.to_csv(out)
         typer.echo(f"rows written: {out}")
+
+
+@app.command()
+def measure(
+    target: Annotated[Path, typer.Argument(help="the file to measure (created by the command by default)")],
+    plan: Annotated[
+        Path | None, typer.Option("--plan", help="plan YAML (default: the built-in plan, or --quick's)")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="dataset folder (a stopped plan resumes in it)")
+    ] = Path("measurement"),
+    quick: Annotated[bool, typer.Option("--quick", help="the tiny built-in plan (seconds of fio)")] = False,
+    keep_file: Annotated[
+        bool, typer.Option("--keep-file", help="keep the test file the command created")
+    ] = False,
+    allow_block_device: Annotated[
+        bool, typer.Option("--allow-block-device", help="accept destroying the data on a block device")
+    ] = False,
+    allow_mounted_device: Annotated[
+        bool, typer.Option("--allow-mounted-device", help="accept corrupting a mounted (or held) device")
+    ] = False,
+    allow_existing_file: Annotated[
+        bool,
+        typer.Option("--allow-existing-file", help="accept overwriting a file the command did not create"),
+    ] = False,
+    allow_filling_disk: Annotated[
+        bool, typer.Option("--allow-filling-disk", help="accept a test file that fills the file system")
+    ] = False,
+) -> None:
+    """Run a plan of fio jobs against TARGET: fio's JSON per job, one tidy dataset (measurements.csv) and
+    its provenance (provenance.json). Safe by default: only a file the command creates."""
+    from storagelab.measured.plan import PlanError, plan_named
+    from storagelab.measured.run import FioNotFound
+    from storagelab.measured.run import measure as run_measure
+    from storagelab.measured.target import Allow, UnsafeTarget
+
+    try:
+        plan_ = plan_named(plan, quick=quick)
+        allow = Allow(allow_block_device, allow_mounted_device, allow_existing_file, allow_filling_disk)
+        done = run_measure(target, plan_, out, allow=allow, keep_file=keep_file)
+    except (PlanError, UnsafeTarget, FioNotFound, FileNotFoundError) as err:
+        _fail(err)
+    typer.echo(
+        f"plan {plan_.name}: {done.run} jobs run, {done.skipped} already complete; "
+        f"{done.rows.height} rows: {done.folder / 'measurements.csv'}"
+    )
+
+
+import_app = typer.Typer(help="Read results measured elsewhere.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("fio")
+def import_fio(
+    results: Annotated[list[Path], typer.Argument(help="fio JSON results (fio 3.x, --output-format=json)")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="also write them as a dataset folder")
+    ] = None,
+) -> None:
+    """Read fio 3.x JSON results into the tidy dataset; a malformed or unsupported file is refused,
+    named, with what is wrong."""
+    from storagelab.measured.results import FioResultError
+    from storagelab.measured.run import import_results
+
+    try:
+        rows = import_results(list(results), out)
+    except FioResultError as err:
+        _fail(err)
+    _echo_tables(rows.filter(metric="iops").select("job", "direction", "outstanding", "block_size", "value"),
+                 str_lengths=40)  # fmt: skip
+    typer.echo(
+        f"{rows.height} rows from {len(results)} file(s)" + (f": {out / 'measurements.csv'}" if out else "")
+    )
+
+
+@app.command("fit")
+def fit_measured(
+    folder: Annotated[Path, typer.Argument(help="a dataset folder written by measure or import fio")],
+    write: Annotated[bool, typer.Option(help="write fit.csv and check.csv into the folder")] = True,
+    check_on: Annotated[
+        Path | None,
+        typer.Option(
+            "--check-on",
+            help="also predict every point of another dataset folder of the same system (e.g. a validation "
+            "plan's), with the model fitted on FOLDER unchanged; with --write, its check.csv goes there",
+        ),
+    ] = None,
+) -> None:
+    """Fit a model of the measured system on its QD1 and saturated rows, and check it on the rest: the
+    parameters with their intervals and rows, every held-back point measured beside predicted, and the
+    share within the calibration's tolerances. With --check-on, the same for another folder's points."""
+    from storagelab.measured.model import FitError
+    from storagelab.measured.system import MeasuredSystem
+
+    try:
+        system = MeasuredSystem.load(folder)
+        fitted = system.fit()
+        other = MeasuredSystem.load(check_on) if check_on is not None else None
+    except (FitError, FileNotFoundError) as err:
+        _fail(err)
+    typer.echo(system.describe())
+    params = fitted.parameters()
+    table = system.check(fitted)
+    _echo_tables(params.drop("fitted_on"), str_lengths=90)
+    _echo_tables(
+        table.select(
+            "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
+        ),
+        str_lengths=30,
+    )
+    within = system.within(table)
+    typer.echo(
+        f"fitted on {fitted.rows['job'].n_unique()} jobs; held back {table['job'].n_unique()} jobs: "
+        f"{within['within']} of {within['points']} points within tolerance ({100 * within['share']:.1f} %; "
+        f"IOPS {100 * within['share_iops']:.1f} %, mean latency {100 * within['share_lat_mean']:.1f} %)"
+    )
+    for note in fitted.notes:
+        typer.echo(f"note: {note}")
+    if write:
+        params.write_csv(folder / "fit.csv")
+        table.write_csv(folder / "check.csv")
+        typer.echo(f"written: {folder / 'fit.csv'}, {folder / 'check.csv'}")
+    if other is not None and check_on is not None:
+        try:
+            blind = system.check(fitted, other.rows)
+        except ValueError as err:
+            _fail(ValueError(f"{check_on}: {err}"))
+        _echo_tables(
+            blind.select(
+                "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
+            ),
+            str_lengths=30,
+        )
+        shares = system.within(blind)
+        typer.echo(
+            f"checked on {check_on} ({other.describe()}), none of it fitted on: {blind['job'].n_unique()} jobs, "
+            f"{shares['within']} of {shares['points']} points within tolerance ({100 * shares['share']:.1f} %; "
+            f"IOPS {100 * shares['share_iops']:.1f} %, mean latency {100 * shares['share_lat_mean']:.1f} %)"
+        )
+        if write:
+            blind.write_csv(check_on / "check.csv")
+            typer.echo(f"written: {check_on / 'check.csv'} (predicted by the model fitted on {folder})")
+
+
+@app.command("compare")
+def compare_measured(
+    mix: Annotated[Path, typer.Argument(help="workload mix YAML (a file, or the mix: key of a params file)")],
+    measured: Annotated[
+        list[Path], typer.Option("--measured", help="a measured system's dataset folder (repeatable)")
+    ],
+    preset: Annotated[
+        list[str] | None, typer.Option("--preset", help="a preset to set beside it (repeatable)")
+    ] = None,
+    duration_s: Annotated[float, typer.Option(help="simulated seconds per run of each search")] = 2.0,
+    replications: Annotated[int, typer.Option(help="independent searches per architecture")] = 2,
+    high: Annotated[float, typer.Option(help="the highest load multiplier searched")] = 4.0,
+) -> None:
+    """The headroom of each measured system (its fitted model) beside presets on one workload mix."""
+    from storagelab import studies
+    from storagelab.analysis.comparison import Settings, compare
+    from storagelab.analysis.workload_mix import WorkloadMix
+    from storagelab.measured.model import FitError
+    from storagelab.measured.system import MeasuredSystem
+
+    try:
+        mix_ = WorkloadMix.from_yaml(mix)
+        candidates = []
+        for folder in measured:
+            system = MeasuredSystem.load(folder)
+            candidates.append(system.candidate(system.fit()))
+        candidates += [studies.candidate(p, p) for p in preset or []]
+    except (FitError, FileNotFoundError, ValueError) as err:
+        _fail(err)
+    settings = Settings(
+        duration_s=duration_s, warmup_s=min(0.5, duration_s / 4), replications=replications, high=high
+    )
+    result = compare(mix_, candidates, settings)
+    _echo_tables(result.table(), str_lengths=60)

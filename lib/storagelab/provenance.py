@@ -32,6 +32,10 @@ ORIGINS = ("document", "device-physics", "datasheet", "fit", "assumption", "user
 #: The unit of a parameter whose value is a device preset's name (``storagelab.devices.preset_names()``).
 PRESET_UNIT = "preset"
 
+#: The unit of a parameter whose value is a modelling choice named by a string (a queue discipline, a
+#: hit-ratio method, a placement rule): its ``choices`` list what the model supports.
+CHOICE_UNIT = "choice"
+
 #: How a parameter sets a preset's capacity: a ``rate`` (bandwidth, IOPS) grows with capacity, a ``time``
 #: (service, processing) shrinks, a ``device`` preset's service times shrink.
 CAPACITY_KINDS = ("rate", "time", "device")
@@ -39,8 +43,9 @@ CAPACITY_KINDS = ("rate", "time", "device")
 
 @dataclass(frozen=True)
 class Param:
-    """One model parameter: ``value`` in ``unit`` (a :data:`storagelab.published.units.UNITS` symbol, or
-    :data:`PRESET_UNIT` for a device preset's name), its ``origin`` (one of :data:`ORIGINS`) and its
+    """One model parameter: ``value`` in ``unit`` (a :data:`storagelab.published.units.UNITS` symbol,
+    :data:`PRESET_UNIT` for a device preset's name, or :data:`CHOICE_UNIT` for a modelling choice named
+    in ``choices``), its ``origin`` (one of :data:`ORIGINS`) and its
     ``source`` (the document, datasheet, fit or reasoning it comes from).
 
     ``fitted_on``: for a fit, the published points (``datasets/`` row ids) it was fitted on.
@@ -64,13 +69,20 @@ class Param:
         if self.unit == PRESET_UNIT:
             if not isinstance(self.value, str) or not self.value:
                 raise ValueError(f"a {PRESET_UNIT!r} Param names a device preset, got {self.value!r}")
+        elif self.unit == CHOICE_UNIT:
+            if not self.choices or not all(isinstance(c, str) for c in self.choices):
+                raise ValueError(f"a {CHOICE_UNIT!r} Param lists its choices as strings ({self.source!r})")
+            if self.value not in self.choices:
+                raise ValueError(
+                    f"a {CHOICE_UNIT!r} Param's value must be one of {self.choices}, got {self.value!r}"
+                )
         elif (
             isinstance(self.value, bool)
             or not isinstance(self.value, int | float)
             or not math.isfinite(self.value)
         ):
             raise ValueError(f"Param value must be a finite number, got {self.value!r}")
-        if self.unit != PRESET_UNIT and self.unit not in UNITS:
+        if self.unit not in (PRESET_UNIT, CHOICE_UNIT) and self.unit not in UNITS:
             raise ValueError(f"Param unit {self.unit!r} is not a known unit; known: {', '.join(UNITS)}")
         if self.origin not in ORIGINS:
             raise ValueError(f"Param origin {self.origin!r} is not allowed; allowed: {', '.join(ORIGINS)}")
@@ -88,8 +100,9 @@ class Param:
     @property
     def si(self) -> float:
         """The value in SI units."""
-        if self.unit == PRESET_UNIT:
-            raise TypeError(f"{self.value!r} is a device preset's name, not a number")
+        if self.unit in (PRESET_UNIT, CHOICE_UNIT):
+            what = "a device preset's name" if self.unit == PRESET_UNIT else "a modelling choice"
+            raise TypeError(f"{self.value!r} is {what}, not a number")
         return to_si(self.value, self.unit)
 
     def allowed(self) -> str:

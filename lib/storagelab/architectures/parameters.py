@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from storagelab import devices
-from storagelab.provenance import PRESET_UNIT, Param, current_capacity_scale
+from storagelab.provenance import CHOICE_UNIT, PRESET_UNIT, Param, current_capacity_scale
 from storagelab.published.units import UNITS
 
 
@@ -72,7 +72,8 @@ class ParamSet(Mapping[str, Param]):
     """The parameters a preset named ``preset`` is built from, with ``overrides`` applied (each validated
     and re-tagged ``user``). Reading a parameter (``p["name"]``) records it; :meth:`check_all_read` then
     refuses a declared parameter the preset never read. Inside :func:`capacity_scale` the
-    capacity-setting parameters read are scaled."""
+    capacity-setting parameters read are scaled, except fitted ones: a fit is held at its fitted value (the
+    calibration's sensitivity check perturbs what was not fitted)."""
 
     def __init__(
         self, preset: str, params: Mapping[str, Param], overrides: Mapping[str, object] | None = None
@@ -93,7 +94,7 @@ class ParamSet(Mapping[str, Param]):
                 )
             p = self._params[name]
             new = _override_value(preset, name, p, value)
-            was = f"{p.value} {p.unit}" if p.unit != PRESET_UNIT else repr(p.value)
+            was = repr(p.value) if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value} {p.unit}"
             self._params[name] = replace(
                 p, value=new, origin="user", source=f"set when the preset was built (was {was}, {p.origin})",
                 fitted_on=(),
@@ -105,7 +106,7 @@ class ParamSet(Mapping[str, Param]):
         except KeyError:
             raise KeyError(f"preset {self.preset!r} declares no parameter {name!r}") from None
         self._read.add(name)
-        if self.scale != 1.0 and p.capacity in ("rate", "time"):
+        if self.scale != 1.0 and p.capacity in ("rate", "time") and p.origin != "fit":
             f = self.scale if p.capacity == "rate" else 1 / self.scale
             value = p.value * f
             if p.unit == "count":
@@ -130,7 +131,7 @@ class ParamSet(Mapping[str, Param]):
         if p.unit != PRESET_UNIT:
             raise TypeError(f"preset {self.preset!r}: parameter {name!r} is not a device preset's name")
         model = devices.preset(str(p.value))
-        if self.scale != 1.0 and p.capacity == "device":
+        if self.scale != 1.0 and p.capacity == "device" and p.origin != "fit":
             return devices.ScaledDevice(model, 1 / self.scale)
         return model
 
@@ -148,5 +149,6 @@ class ParamSet(Mapping[str, Param]):
             )
 
     def capacity_params(self) -> list[str]:
-        """The names of the capacity-setting parameters (scaled by :func:`capacity_scale`)."""
-        return [k for k, p in self._params.items() if p.capacity]
+        """The names of the capacity-setting parameters scaled by :func:`capacity_scale` (fitted ones are
+        held)."""
+        return [k for k, p in self._params.items() if p.capacity and p.origin != "fit"]

@@ -10,7 +10,7 @@ import polars as pl
 from storagelab.architectures.parameters import ParamSet
 from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import SimulationResult, simulate
-from storagelab.provenance import PRESET_UNIT, Param
+from storagelab.provenance import CHOICE_UNIT, PRESET_UNIT, Param
 from storagelab.workloads.application import ApplicationWorkload
 
 
@@ -66,7 +66,7 @@ class Topology:
                 {
                     "architecture": self.name,
                     "parameter": k,
-                    "value": p.value if p.unit == PRESET_UNIT else f"{p.value:g}",
+                    "value": p.value if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value:g}",
                     "unit": p.unit,
                     "origin": p.origin,
                     "source": p.source,

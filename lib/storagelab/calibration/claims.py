@@ -9,19 +9,25 @@ which passes only when every one of its points does. The rules (also in the READ
 - **role**: ``fitted`` when a fitted parameter was fitted on one of the claim's points; ``derived`` when
   the simulated value is an arithmetic consequence of the inputs, not of the simulation (shown, never
   counted); ``predicted`` otherwise.
-- **conflicts**: a point whose row belongs to a ``conflict_group`` is scored against the range the
-  group's values of the same metric span (each end with its tolerance), not against one side.
+- **conflicts**: a two-sided point whose row belongs to a ``conflict_group`` is scored against the range
+  the group's two-sided values of the same metric span (each end with its tolerance), not against one
+  side; a bound in a group is its own row's bound (an at-least is never read against the group's low end).
 - **failures**: a replication that raises, saturates or returns a missing or non-finite value makes the
   point fail, with the reason in ``note``; nothing leaves the denominator.
 - **bounds**: "over" / "under" / "sub-millisecond" are checked as the bound, with no tolerance added.
 - **ranges**: a point whose document gives a range (two rows, ``range-low`` and ``range-high``) is scored
   against the range, each end with its tolerance.
+- **readings**: a row is read as its ``qualifier`` states (:data:`READINGS`), the same in every study;
+  a claim file cannot override it.
 - **tolerances** (the project's, the same for every point): IOPS and MB/s within ±15 %; latencies and
-  durations within ±20 % or ±1 ms, whichever is wider (±1 us for a value the document states in
-  microseconds: a 1 ms floor would accept anything under a millisecond); percentages within ±5 points.
-- **sensitivity**: every scenario also runs with the presets' capacity-setting parameters scaled by 0.5
-  and by 2 (:func:`storagelab.provenance.capacity_scale`); a claim that passes in all three runs would
-  pass whatever the model did, and is ``insensitive``.
+  durations of 1 ms or more within ±20 % or ±1 ms, whichever is wider; a latency under 1 ms (or stated in
+  microseconds) within ±20 % or one unit of the last digit the document states, whichever is wider (a
+  1 ms floor would accept anything under a millisecond); percentages within ±5 points.
+- **sensitivity**: every scenario also runs with the presets' capacity-setting parameters that are not
+  fitted (document, datasheet, device physics, assumption) scaled by 0.5 and by 2
+  (:func:`storagelab.provenance.capacity_scale`); fitted ones are held at their fitted values, as a refit
+  on their own points would hold them. A claim that passes in all three runs would pass whatever the
+  hardware did, and is ``insensitive``: a claim that is arithmetic on a fit shows as such.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
 
 import polars as pl
@@ -40,8 +47,30 @@ from storagelab.provenance import capacity_scale
 from storagelab.published import datasets, units
 
 COMPARISONS = ("two-sided", "at-least", "at-most")
+#: How a ``datasets/`` row's ``qualifier`` is read: the only reading of it a point may make.
+READINGS = {
+    "exact": "two-sided", "approx": "two-sided", "range-low": "two-sided", "range-high": "two-sided",
+    "at-least": "at-least", "at-most": "at-most",
+}  # fmt: skip
 #: Capacity scale factors of the sensitivity check.
 SENSITIVITY_FACTORS = (0.5, 2.0)
+
+
+def tolerance(value: float, unit: str, *, fine: float | None = None) -> float:
+    """The project's tolerance, the same for every published or measured value: allowed |model - value|
+    in ``unit`` (a :data:`storagelab.published.units.UNITS` symbol). Percentages ±5 points; times in s, ms
+    or us ±20 % or ±1 ms, whichever is wider, except that ``fine`` (one unit of the last digit stated, in
+    ``unit``) replaces the 1 ms floor for a latency under 1 ms or stated in microseconds; other times ±20 %;
+    everything else (IOPS, MB/s, counts, ratios) ±15 %."""
+    v = abs(value)
+    if unit == "%":
+        return 5.0
+    if units.unit(unit).quantity == "time":
+        if unit not in ("ms", "us", "s"):
+            return 0.2 * v
+        floor = fine if fine is not None else units.convert(1.0, "ms", unit)
+        return max(0.2 * v, floor)
+    return 0.15 * v
 
 
 @cache
@@ -63,7 +92,8 @@ def _in_unit(row: dict, unit: str) -> float:
 class Point:
     """A published number a model is checked against: ``row_id`` in ``datasets/`` (its value, unit and
     source), shown in ``unit`` (a latency is shown in ms; other times keep the document's unit).
-    ``comparison``: ``two-sided``, or ``at-least``/``at-most`` when the document states a bound.
+    ``comparison`` is the row's reading (:data:`READINGS` of its ``qualifier``): ``at-least``/``at-most``
+    when the document states a bound, else ``two-sided``; a claim file cannot read a row otherwise.
     ``case`` tells apart several checks of one row; ``claim`` names the published statement when it
     is not the row itself or its conflict group (e.g. a table's per-tile rows and total);
     ``range_with``: the row of the range's other end, when the document gives a range;
@@ -72,7 +102,6 @@ class Point:
     study: str
     row_id: str
     description: str
-    comparison: str = "two-sided"
     note: str = ""
     case: str = ""
     claim: str = ""
@@ -80,8 +109,6 @@ class Point:
     range_with: str = ""
 
     def __post_init__(self) -> None:
-        if self.comparison not in COMPARISONS:
-            raise ValueError(f"point {self.row_id!r}: comparison must be one of {COMPARISONS}")
         if self.range_with:
             ends = {
                 published_rows()[r]["qualifier"]
@@ -123,19 +150,31 @@ class Point:
         return self.row["metric"]
 
     @property
+    def comparison(self) -> str:
+        """``at-least``, ``at-most`` or ``two-sided``: the row's qualifier read by :data:`READINGS`."""
+        q = self.row["qualifier"]
+        try:
+            return READINGS[q]
+        except KeyError:
+            raise ValueError(
+                f"datasets/ row {self.row_id!r}: qualifier {q!r} has no reading; known: {', '.join(READINGS)}"
+            ) from None
+
+    @property
     def published(self) -> float:
         return _in_unit(self.row, self.unit)
 
     @property
     def published_range(self) -> tuple[float, float]:
-        """(low, high) of the values this point is scored against: the row's own value, the range it
-        ends (``range_with``), or the span of its conflict group's values of the same metric."""
+        """(low, high) of the values this point is scored against: the row's own value (always, for a
+        bound), the range it ends (``range_with``), or the span of the two-sided values its conflict group
+        gives for the same metric."""
         if self.range_with:
             other = _in_unit(published_rows()[self.range_with], self.unit)
             return min(self.published, other), max(self.published, other)
         group = self.row["conflict_group"]
-        if not group:
-            return self.published, self.published
+        if not group or self.comparison != "two-sided":
+            return self.published, self.published  # a bound is its own row's: 'over six times' is >= 6
         q = units.unit(self.unit).quantity
         values = [
             _in_unit(r, self.unit)
@@ -143,19 +182,22 @@ class Point:
             if r["conflict_group"] == group
             and r["metric"] == self.metric
             and units.unit(r["unit"]).quantity == q
+            and READINGS.get(r["qualifier"]) == "two-sided"
         ]
         return min(values), max(values)
 
     def tolerance(self, value: float | None = None) -> float:
         """Allowed |simulated - published| in this point's unit, around ``value`` (default: published)."""
-        q = units.unit(self.unit).quantity
-        pub = abs(self.published if value is None else value)
-        if self.unit == "%":
-            return 5.0
-        if q == "time":
-            floor = units.convert(1.0, "us" if self.row["unit"] == "us" else "ms", self.unit)
-            return max(0.2 * pub, floor) if self.unit in ("ms", "us", "s") else 0.2 * pub
-        return 0.15 * pub
+        pub = self.published if value is None else value
+        time = units.unit(self.unit).quantity == "time" and self.unit in ("ms", "us", "s")
+        fine = time and (self.row["unit"] == "us" or units.convert(abs(pub), self.unit, "ms") < 1.0)
+        return tolerance(pub, self.unit, fine=self.stated_precision() if fine else None)
+
+    def stated_precision(self) -> float:
+        """One unit in the last place the document states the row's value to (``0.4349`` ms: 0.0001 ms;
+        ``85`` us: 1 us), in this point's unit: the floor of a sub-millisecond latency's tolerance."""
+        exponent = Decimal(repr(float(self.row["value"]))).normalize().as_tuple().exponent
+        return units.convert(10.0 ** min(int(exponent), 0), self.row["unit"], self.unit)
 
     def passes(self, simulated: float) -> bool:
         """Whether a simulated value reproduces this point (NaN never does)."""

@@ -122,6 +122,37 @@ class CalibrationResult:
             )
         return "\n".join(lines)
 
+    def recount(self, before: CalibrationResult) -> pl.DataFrame:
+        """The counts of :meth:`pass_rates` for ``before`` (an earlier run) and for this run side by side,
+        per study and in total: informative predicted claims and how many are within tolerance, and the
+        claims set apart (insensitive, fitted, derived)."""
+        cols = ["informative_predicted", "within_tolerance", "share_pct", "insensitive_predicted", "fitted",
+                "fitted_within_tolerance", "derived"]  # fmt: skip
+        old = before.pass_rates().select("study", *[pl.col(c).alias(f"{c}_before") for c in cols])
+        new = self.pass_rates().select("study", *cols)
+        out = old.join(new, on="study", how="full", coalesce=True, maintain_order="left_right")
+        order = [c for pair in zip([f"{c}_before" for c in cols], cols, strict=True) for c in pair]
+        return out.select("study", *order)
+
+    def changes(self, before: CalibrationResult, reasons: dict[str, str] | None = None) -> pl.DataFrame:
+        """The claims whose role, sensitivity or result differ from ``before`` (an earlier run), or that
+        only one of the two runs has: study, claim, each column before and now, and ``reason`` (from
+        ``reasons`` by claim id, empty where none is given)."""
+        cols = ["role", "sensitive", "pass"]
+        old = before.claims().select("study", "claim", *cols)
+        new = self.claims().select("study", "claim", *cols)
+        joined = old.join(new, on=["study", "claim"], how="full", suffix="_now", coalesce=True)
+        changed = pl.any_horizontal([pl.col(c).ne_missing(pl.col(f"{c}_now")) for c in cols])
+        out = joined.filter(changed).select(
+            "study", "claim",
+            *[pl.col(c).alias(f"{c}_before") for c in cols],
+            *[pl.col(f"{c}_now").alias(c) for c in cols],
+        )  # fmt: skip
+        why = reasons or {}
+        return out.with_columns(
+            reason=pl.col("claim").map_elements(lambda c: why.get(c, ""), return_dtype=pl.String)
+        )
+
     def insensitive(self) -> pl.DataFrame:
         """Predicted claims that pass with the capacity halved, as declared, and doubled."""
         return self.claims().filter((pl.col("role") == "predicted") & ~pl.col("sensitive"))

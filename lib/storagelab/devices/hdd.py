@@ -356,3 +356,23 @@ class HDD:
     def preset(cls, name: str) -> HDD:
         """A fresh drive of a named class: one of :attr:`PRESETS`."""
         return _lookup(cls.PRESETS, name, "HDD")()
+
+
+#: Queue disciplines a drive's command queue can be modelled with
+#: (:data:`storagelab.kernel.disciplines.DISCIPLINES` names that order by the drive's own state).
+COMMAND_ORDERINGS = ("fifo", "sstf", "elevator", "satf")
+
+
+def command_ordering(
+    value: str = "satf", *, origin: str = "device-physics", source: str = "", fitted_on: tuple[str, ...] = ()
+) -> Param:
+    """How a hard disk orders the commands queued on it: one physical choice for every preset whose drives
+    queue commands (SCSI/SAS/FC tagged command queuing, SATA native command queuing). The default is
+    ``satf``, shortest access time first (seek plus rotation), the ordering those queues exist for; a
+    preset that departs from it says why (and, if the departure was chosen by trying it against published
+    points, is a ``fit`` naming them)."""
+    default = (
+        "drives with tagged (SCSI/SAS/FC) or native (SATA) command queuing reorder the queued commands by "
+        "rotational position, i.e. by access time (seek plus rotational latency): shortest access time first"
+    )
+    return Param(value, "choice", origin, source or default, fitted_on=fitted_on, choices=COMMAND_ORDERINGS)

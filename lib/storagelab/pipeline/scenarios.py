@@ -4,6 +4,8 @@ parameters before any run starts."""
 
 from __future__ import annotations
 
+import functools
+
 from storagelab import theory
 from storagelab.kernel import Exponential, FixedSampler, OpenSource, Station
 from storagelab.kernel.simulation import simulate
@@ -70,3 +72,43 @@ def _validate_vsan(configuration: str = "all-flash NVMe", vms: int = 32, quick: 
 
 
 vsan_iometer.validate = _validate_vsan  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _fitted(dataset: str) -> object:
+    from storagelab.measured.system import MeasuredSystem
+
+    return MeasuredSystem.load(dataset).fit()
+
+
+def measured_fio_job(dataset: str, read_pct: int = 100, block_size: int = 4096, iodepth: int = 1,
+                     pattern: str = "random", overrides: dict | None = None, seed: int = 1) -> dict[str, float]:  # fmt: skip
+    """One fio job (a closed loop at ``iodepth``) on the model fitted on the measured system in folder
+    ``dataset`` (``storagelab measure``), with ``overrides`` of its parameters (e.g. ``{concurrency:
+    32}``): per direction IOPS and mean latency (ms). The fit is made once per worker process."""
+    from storagelab.measured.model import simulate_job
+
+    fitted = _fitted(str(dataset))
+    params = fitted.build(**(overrides or {})).params.declared()
+    job = {"job": f"{pattern}-r{read_pct}-{block_size}-qd{iodepth}", "pattern": pattern, "read_pct": read_pct,
+           "block_size": block_size, "outstanding": iodepth}  # fmt: skip
+    out = {}
+    for direction, values in simulate_job(params, job, seed=seed).items():
+        out[f"{direction}_iops"] = values["iops"]
+        out[f"{direction}_mean_ms"] = values["lat_mean"] / 1e3
+    return out
+
+
+def _validate_measured(dataset: str, read_pct: int = 100, block_size: int = 4096, iodepth: int = 1,
+                       pattern: str = "random", overrides: dict | None = None) -> None:  # fmt: skip
+    from pathlib import Path
+
+    if not (Path(dataset) / "measurements.csv").is_file():
+        raise ValueError(f"dataset {dataset!r}: no measurements.csv there (storagelab measure writes it)")
+    if not 0 <= read_pct <= 100 or iodepth < 1 or block_size < 512 or pattern not in ("random", "sequential"):
+        raise ValueError(
+            "read_pct must be 0..100, iodepth >= 1, block_size >= 512, pattern random or sequential"
+        )
+
+
+measured_fio_job.validate = _validate_measured  # type: ignore[attr-defined]

@@ -63,6 +63,8 @@ class KernelValidationParams(NotebookParams):
 #: (``storagelab calibrate --quick --out notebooks/calibration-quick.csv``), checked by a test that
 #: re-runs it.
 CALIBRATION_CSV = "calibration-quick.csv"
+#: The committed quick run before the calibration's rules were applied evenly (notebook 10's recount).
+CALIBRATION_BEFORE_CSV = "calibration-quick-round2.csv"
 
 
 class CalibrationParams(NotebookParams):
@@ -73,6 +75,10 @@ class CalibrationParams(NotebookParams):
         default=CALIBRATION_CSV,
         description="calibration table to show, relative to notebooks/ (empty: run the calibration now with "
         "quick/replications/perturbed_replications/seed/confidence)",
+    )
+    compare_with: str = Field(
+        default=CALIBRATION_BEFORE_CSV,
+        description="an earlier calibration table, relative to notebooks/, to recount against (empty: none)",
     )
     studies: list[StudyId] = Field(
         default=["ds5020", "vsan", "nexgen", "ilio", "vplex"],
@@ -439,6 +445,66 @@ class CompareArchitecturesParams(NotebookParams):
         return self
 
 
+_YOUR_MIX: dict[str, Any] = {
+    "name": "database and mail",
+    "classes": [
+        {"name": "oltp", "workload": "oltp", "size": 16.0, "service_level": {"metric": "p95_ms", "limit_ms": 10.0}},
+        {"name": "exchange", "workload": "exchange", "size": 1600.0,
+         "service_level": {"metric": "mean_ms", "limit_ms": 10.0}},
+    ],
+}  # fmt: skip
+_YOUR_CANDIDATES: list[dict[str, Any]] = [
+    {"label": "XtremIO, 1 X-Brick", "preset": "XtremIO, 1 X-Brick(s)"},
+    {"label": "EqualLogic PS6100E", "preset": "EqualLogic PS6100E"},
+]
+
+
+class YourSystemParams(NotebookParams):
+    """Parameters of ``20-your-system``: the measured system's dataset folder (and a validation folder
+    measured after the fit was frozen), the mix to compare it on,
+    the presets set beside it, and how each headroom is searched. The fit subset is the one
+    :func:`storagelab.measured.model.split` states (QD1 and saturated read-only and write-only random jobs);
+    everything else is held back."""
+
+    notebook: ClassVar[str] = "20-your-system"
+    dataset: str = Field(
+        default="../measurements/vda-ext4",
+        min_length=1,
+        description="the measured system's folder (measurements.csv, provenance.json), relative to notebooks/",
+    )
+    label: str = Field(default="this machine's disk (fitted)", min_length=1, description="its name in charts")
+    validation: str | None = Field(
+        default="../measurements/vda-ext4-validation",
+        min_length=1,
+        description="another folder of the same system, measured after the fit was frozen at operating points "
+        "not fitted on, predicted by the model unchanged (a blind check); null: none",
+    )
+    mix: WorkloadMix = Field(default_factory=lambda: WorkloadMix.model_validate(_YOUR_MIX),
+                             description="the workload mix: name and classes (workload, size, service_level)")  # fmt: skip
+    candidates: list[CandidateSpec] = Field(
+        default_factory=lambda: [CandidateSpec.model_validate(c) for c in _YOUR_CANDIDATES],
+        max_length=8,
+        description="architectures set beside it (label, and preset with overrides and placement, or curve)",
+    )
+    duration_s: float = Field(default=1.0, gt=0.2, le=3600.0, description="simulated seconds per search run")
+    warmup_s: float = Field(default=0.25, ge=0.0, le=600.0, description="simulated seconds discarded first")
+    replications: int = Field(default=2, ge=2, le=50, description="independent searches per architecture")
+    high: float = Field(default=16.0, ge=1.0, le=100.0, description="highest load multiplier searched")
+    seed: int = Field(default=1, ge=0, description="seed of the check's simulations and the searches")
+
+    @model_validator(mode="after")
+    def _runs(self) -> YourSystemParams:
+        if self.warmup_s >= self.duration_s:
+            raise ValueError(
+                f"warmup_s ({self.warmup_s}) must be shorter than duration_s ({self.duration_s})"
+            )
+        labels = [self.label, *(c.label for c in self.candidates)]
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise ValueError(f"labels must be distinct across label and candidates; repeated: {dup}")
+        return self
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
@@ -453,4 +519,5 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "17-qos-promises": QosPromisesParams,
     "18-host-cache": HostCacheParams,
     "19-compare-architectures": CompareArchitecturesParams,
+    "20-your-system": YourSystemParams,
 }

@@ -13,10 +13,11 @@ gathers every study's presets and claims; :mod:`~storagelab.studies.calibration`
 
 from __future__ import annotations
 
+from storagelab.studies import recount
 from storagelab.studies.calibration import calibrate, fitted_points, scenarios, study_ids
 from storagelab.studies.registry import PLACEMENTS, PRESET_STUDY, PRESETS, STUDIES, build, candidate
 
 __all__ = [
-    "PLACEMENTS", "PRESETS", "PRESET_STUDY", "STUDIES", "build", "calibrate", "candidate", "fitted_points", "scenarios",
-    "study_ids",
+    "PLACEMENTS", "PRESETS", "PRESET_STUDY", "STUDIES", "build", "calibrate", "candidate", "fitted_points", "recount",
+    "scenarios", "study_ids",
 ]  # fmt: skip

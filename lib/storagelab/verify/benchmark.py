@@ -185,7 +185,9 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     and device models: a process per VM; the software path and network as a timeout; per copy a process
     that queues for its host's ``simpy.Resource`` (the vSAN IO path) and then for the device's (the
     capacity SSD the 1 MiB placement unit stripes to for reads, the NVMe buffer for writes); a write
-    waits for both copies with ``all_of``."""
+    waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
+    writes it to one of the host's capacity SSDs (the preset's write log at its level destages one IO
+    per write, at sweep addresses spread over the SSDs; its queue limits are never reached here)."""
     from storagelab.studies.vsan.preset import vsan
     from storagelab.studies.vsan.workloads import SPAN_PER_VM
 
@@ -204,6 +206,11 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     responses: list[float] = []
     done = [0]
 
+    def destage(h: int):
+        with reads[h][int(rng.integers(per_host))].request() as req:
+            yield req
+            yield env.timeout(ssd.service_time(False, 4096, 0, rng))
+
     def copy(h: int, is_read: bool, address: int):
         with cpu[h].request() as req:
             yield req
@@ -212,6 +219,8 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
         with device.request() as req:
             yield req
             yield env.timeout(model.service_time(is_read, 4096, 0, rng))
+        if not is_read:
+            env.process(destage(h))
 
     def vm():
         while True:

@@ -39,8 +39,8 @@ def _mean_ms(res: SimulationResult, prefix: str) -> float:
     return float((s["mean_ms"] * s["count"]).sum() / s["count"].sum()) if s.height else math.nan
 
 
-def _point(row: str, what: str, comparison: str = "two-sided", note: str = "", claim: str = "") -> Point:
-    return Point(STUDY, row, what, comparison, note, claim=claim)
+def _point(row: str, what: str, note: str = "", claim: str = "") -> Point:
+    return Point(STUDY, row, what, note, claim=claim)
 
 
 def scenarios() -> list[Scenario]:

@@ -31,6 +31,7 @@ from storagelab.components import raid
 from storagelab.components.cache import ReadCache
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.write_cache import WriteBackCache, WriteCachePool, destage_depth
+from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param
@@ -93,11 +94,12 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                         "Table 1 tiles use 28 each)"),
         "drive": Param("15K FC/SAS", PRESET_UNIT, "document", f"{_DOC}: '112 15K RPM FC drives' (device preset "
                        "'15K FC/SAS', Seagate Cheetah 15K.7 datasheet figures)", capacity="device"),
-        "drive_queueing": Param(1, "count", "assumption", "drives reorder queued commands (FC tagged command "
-                                "queuing): 1 = shortest seek first; 0 = FIFO; 2 = shortest access time first (seek "
-                                "and rotation, as drives with rotational position ordering do: it passes the "
-                                "Jetstress read latencies but takes Orion small, web server and Jetstress IOPS "
-                                "8-18 % past Tables 2-4, so not the default)", choices=(0, 1, 2)),
+        "drive_ordering": command_ordering(source=(
+            "the Cheetah 15K.7 FC drives queue commands (FC tagged command queuing) and order them by access "
+            "time (seek and rotation), as every drive of the era with rotational position ordering does; the "
+            "same declaration as every preset's drives (devices.hdd.command_ordering). Shortest seek first, "
+            "kept until now because it passed Tables 2-4, was a choice made against scored points"
+        )),
         "host_paths": Param(host_paths, "count", "document", f"{_DOC}: 'eight 8 Gbps FC interfaces'; the DS3950 "
                             "test used 'only four active FC host interfaces'", high=16),
         "host_path_rate": Param(800, "MB/s", "device-physics", "8 Gb FC: 8.5 GBaud line rate with 8b/10b "
@@ -194,7 +196,7 @@ class _Volumes:
         self.ports = [self.paths[c::n_ctrl] or self.paths for c in range(n_ctrl)]
         self.count = 0
         self.on_controller = [0] * n_ctrl  # volumes each controller owns so far
-        self.discipline = ("fifo", "sstf", "satf")[int(p["drive_queueing"].value)]
+        self.discipline = str(p["drive_ordering"].value)
         self.segment = int(p["segment_size"].si)
         capacity = p["data_cache"].si / (2 if p["cache_mirroring"].value else 1)
         self.pools = [

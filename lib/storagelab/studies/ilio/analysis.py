@@ -36,7 +36,7 @@ def scale_out(
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
         topo = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})})
         res = topo.run(w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0)
-        tier2 = tier2_iops(res)
+        tier2 = tier2_iops(res, topo)
         rows.append({
             "desktops": n, "hosts": hosts, "tier1_iops": float(res.summary()["iops"].sum()), "tier2_iops": tier2,
             "drive_utilisation": float(topo.role_stats(res, "drives", "utilisation")["value"].mean()),
@@ -92,7 +92,7 @@ def reduction_sweep(
             o[key] = (value, "GB") if key == "ilio_ram" else value
         topo = preset.equallogic(ilio=True, **o)
         res = topo.run(_vsi(desktops, extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
-        t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res)
+        t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res, topo)
         link = topo.role_stats(res, "link", "mb_per_s")["value"][0]
         drives = topo.role_stats(res, "drives", "utilisation")
         memory = topo.role_stats(res, "ILIO", "memory_gb")

@@ -9,7 +9,7 @@ An IO crosses the 1 GbE link (FIFO at the payload rate), the controller (per-IO 
 (reads hit as an LRU of the controller's cache would over what each workload reads,
 :class:`~storagelab.components.tiering.WorkingSetReadCache`; writes acknowledged and destaged
 continuously, steady state as in the DS5020 model) and the RAID-10 set of drives that reorder their
-queues (elevator).
+queues (``drive_ordering``: by access time, as SAS drives do).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from storagelab.components.cluster import ReplicatedCluster
 from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import WorkingSetReadCache
+from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param
@@ -53,6 +54,12 @@ def params(ilio: bool = False) -> dict[str, Param]:
                                 "threshold, so writes are admitted as destaging frees space (as in the DS5020 model)"),
         "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated"),
         "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated"),
+        "drive_ordering": command_ordering(source=(
+            "the 7.2K NL-SAS drives queue commands (SAS tagged command queuing) and order them by access time "
+            "(seek and rotation), as drives of the era with rotational position ordering do; the same declaration "
+            "as every preset's drives (devices.hdd.command_ordering). The document does not say; the LOOK elevator "
+            "hard-coded before was no documented choice"
+        )),
         "controller_cache": Param(4, "GB", "assumption", "the active controller's cache, read through as an LRU "
                                   "over what the workloads read (Dell's PS6100 series has 4 GB per controller; "
                                   "not in the document)"),
@@ -104,7 +111,8 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     n = int(p["drives"].value)
     if p["raid"].value != 10 or n % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even number of drives, got {n}")
-    drives = [Station(f"NL-SAS {i + 1}", p.device("drive"), discipline="elevator") for i in range(n)]
+    ordering = str(p["drive_ordering"].value)
+    drives = [Station(f"NL-SAS {i + 1}", p.device("drive"), discipline=ordering) for i in range(n)]
     rset = RaidSet("RAID-10", raid.Raid10(n // 2, int(p["stripe_unit"].si)), drives)
     wcache = WriteBackBuffer(
         "controller write cache", rset, capacity_bytes=int(p["write_headroom"].si),

@@ -8,11 +8,17 @@ storage processor (one queue: its per-IO time and internal transfer; with ``qos=
 ordered by the LUNs' service levels, :class:`~storagelab.qos.ServiceLevels`, else first come first
 served), then the tiers. Each storage processor has its own ioMemory card and the cards' contents are
 kept in step, so a write lands on both cards (the test writes about 100 GB over 90 minutes, far less
-than the flash holds, so destaging is left out); a read is served by the processor's card for the LUN's
-flash share and by the drives otherwise. The cards' frames are reused whatever the data's LUN address
+than the flash holds, so destaging is left out); a read is served by the processor's card when the flash tier
+holds its block and by the drives otherwise. The cards' frames are reused whatever the data's LUN address
 (the flash is a tier of hot data, not an address range), so how much data the array holds is bounded by
-the drives: 16 x 3 TB in RAID-10, 24 TB. The VDI master image and linked clones are hot (flash); the
-OLTP and Exchange databases are read from the drives.
+the drives: 16 x 3 TB in RAID-10, 24 TB. Which data the tier holds is not a chosen share per LUN: the
+N5 copies blocks that are read to flash (``flash_resident_share``'s source), and one tier of
+``flash_capacity`` holds them for every LUN (the cards are in step), so each data set's hit ratio follows
+from its size and read rate against the capacity as an LRU's steady state
+(:class:`~storagelab.components.tiering.WorkingSetReadCache`). At the study's layout every data set the
+boot-storm window reads fits: 4 x 24 GB master images, the 200 GB DVD Store databases and the Exchange
+databases (at most their 450 GB LUN) are 746 GB of 2.4 TB; in the Login VSI window the desktops' change
+disks (600 x 4 GB) do not, and the tier keeps what is read most often per byte.
 
 OLTP runs in four SQL Server VMs whose 16 vCPUs are a station every OLTP IO passes first (the engine's
 work per page), and with ``host_cache=1`` (scenario 2) each VM's database disk is cached by ioTurbine on
@@ -25,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from simpy.events import Event
+
 from storagelab.architectures.host_cache import guest_caches, host_cache_params
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
@@ -33,7 +41,8 @@ from storagelab.components.cache import WriteBackBuffer
 from storagelab.components.extent import Extent, Lun
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
-from storagelab.components.tiering import ReadWriteSplit, WarmReadCache
+from storagelab.components.tiering import ReadWriteSplit, WorkingSetReadCache
+from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Component, Deterministic, Link, Mirror, Path, ResponseTimeProbe, Station
 from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param
@@ -42,6 +51,9 @@ from storagelab.studies.nexgen.policies import LUN_POLICY, lun_levels
 from storagelab.workloads.catalogue.oltp import IOS_PER_ORDER
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
+_KIC = ("keepingitclassless.net, 'NexGen Storage (Part 1) - Solution Overview' (Jan 2013): 'it does read caching "
+        "so that when there's a particular block that's getting read very often, it's copied to the SSD so that the "
+        "spinning disks don't have to be bothered as much'")  # fmt: skip
 _SFD3 = ("virtualtothecore.com, '#SFD3: An analysis of NexGen Storage': 'The models offers speed ranging from "
          "50k to 150k IOPS (4k, 50/50 read-write)'; 'Each controller has on-board non-shared Fusion-IO cards, and "
          "their content is syncronized between controllers in real time'")  # fmt: skip
@@ -82,11 +94,20 @@ def params() -> dict[str, Param]:
                                      "set above the 2.34 GB/s of the two 10 GbE ports it serves, so that it never "
                                      "binds; not stated", capacity="rate"),
         "stripe_unit": Param(64, "KiB", "assumption", "HDD stripe unit; not stated"),
-        "vdi_flash_share": Param(1.0, "ratio", "device-physics", "the 24 GB master image and the linked clones "
-                                 "that all desktops read are the hottest data on the array: served from flash"),
-        "db_flash_share": Param(0.0, "ratio", "fit", "share of OLTP and Exchange reads served from flash: fitted "
-                                "on the ~6,500 OPM (s1-opm), which has no solution inside [0, 1] (even at 0 the "
-                                "model gives more OPM), so it sits at the bound 0", fitted_on=("s1-opm",)),
+        "drive_ordering": command_ordering(source=(
+            "the 7.2K NL-SAS drives queue commands (SAS tagged command queuing) and order them by access time "
+            "(seek and rotation), as drives of the era with rotational position ordering do; the same declaration "
+            "as every preset's drives (devices.hdd.command_ordering). The document does not say; the LOOK elevator "
+            "hard-coded before was no documented choice"
+        )),
+        "flash_resident_share": Param(1.0, "ratio", "assumption", f"{_DOC}: 'utilizing real time data placement' "
+                                      f"and {_KIC}: the flash tier holds the blocks that are read (an LRU over "
+                                      "every LUN's data; which of them it holds follows from the data sets' sizes "
+                                      "and read rates against the flash capacity). This share caps every data "
+                                      "set's hit ratio: 1 = the tier is warm, i.e. it had served these data sets "
+                                      "before the measured windows (the tests were repeated and DVD Store warmed "
+                                      "up 15 minutes); the N5's promotion rule is not stated anywhere reachable",
+                                      low=0.0, high=1.0),
         "sql_vcpus": Param(16, "count", "document", f"{_DOC}, Figure 53: 'SQL01-04 4 ... 4' (four VMs of 4 vCPUs)"),
         "sql_cpu_per_io": Param(SQL_CPU_PER_IO_US, "us", "fit", "SQL Server CPU per database page IO (one vCPU "
                                 "busy that long): fitted on scenario 2's 35,000-40,000 OPM (s2-opm-lo/hi; the "
@@ -101,6 +122,20 @@ def params() -> dict[str, Param]:
                                  "block caches (LRU) that start empty and warm up during the run", choices=(0, 1), low=0),
         **host_cache_params(),
     }  # fmt: skip
+
+
+class _ProcessorCard(Component):
+    """The ioMemory card of the processor that owns the IO's LUN (``card_of``: LUN number -> card)."""
+
+    def __init__(self, name: str, card_of: Mapping[int, Component]) -> None:
+        super().__init__(name)
+        self.card_of = dict(card_of)
+
+    def children(self) -> list[Component]:
+        return list({id(c): c for c in self.card_of.values()}.values())
+
+    def submit(self, io: IORequest) -> Event:
+        return self.card_of[io.volume].submit(io)
 
 
 def processor_time(p: ParamSet) -> float:
@@ -153,17 +188,25 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     if p["hdd_raid"].value != 10 or n_hdd % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even hdd_count, got {n_hdd}")
     drives = [p.device("hdd") for _ in range(n_hdd)]
-    hdds = [Station(f"NL-SAS {i + 1}", d, discipline="elevator") for i, d in enumerate(drives)]
+    ordering = str(p["drive_ordering"].value)
+    hdds = [Station(f"NL-SAS {i + 1}", d, discipline=ordering) for i, d in enumerate(drives)]
     disks = RaidSet("NL-SAS RAID-10", raid.Raid10(n_hdd // 2, int(p["stripe_unit"].si)), hdds)
     writes = Mirror("ioMemory A + B", [cards["A"], cards["B"]])  # both cards hold every write
     pool = disks.layout.usable_capacity(drives[0].capacity)  # 24 TB: 16 x 3 TB in RAID-10
+    # the flash tier: the cards hold the same data (kept in step), so one tier of flash_capacity holds the
+    # blocks of every LUN; each data set's share of its reads served from flash follows from its size and
+    # read rate against that capacity (an LRU's steady state); a hit is read from the card of the LUN's
+    # processor, a miss from the drives
+    card_of = {VOLUMES.index(vol): cards[layout[vol]] for vol in VOLUMES}
+    reads = WorkingSetReadCache(
+        "ioMemory read tier", _ProcessorCard("ioMemory of the LUN's processor", card_of), disks,
+        int(p["flash_capacity"].si), resident_share=float(p["flash_resident_share"].value),
+    )  # fmt: skip
     volumes, on_sp = {}, {"A": 0, "B": 0}
     for vol in VOLUMES:
         sp = layout[vol]
         port = ports[("AB".index(sp) * n_ports // 2 + on_sp[sp] % (n_ports // 2)) % n_ports]
         on_sp[sp] += 1
-        share = p["vdi_flash_share" if vol in VDI_LUNS else "db_flash_share"].value
-        reads = WarmReadCache(f"{vol} reads", cards[sp], disks, share)
         path = Path(vol, [port, sps[sp], ReadWriteSplit(f"{vol} tiers", reads, writes)])
         # QoS policies are the LUNs' (Figure 9); each LUN is thin in the drives' pool, which bounds its data
         volumes[vol] = Lun(f"LUN {vol}", VOLUMES.index(vol), path, capacity=pool)
@@ -179,7 +222,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     # the array's own view of the DVD-SQL LUN's latency (what its UI reports and its QoS targets): below
     # the SQL vCPUs and the host cache
     oltp = ResponseTimeProbe("LUN oltp response time", volumes["oltp"])
-    parts: dict[str, Component] = {"oltp array response": oltp}
+    parts: dict[str, Component] = {"oltp array response": oltp, "flash read tier": reads}
     if cache_on:
         card = Station("ioDrive2 (SQL host)", card_device)
         caches = guest_caches(

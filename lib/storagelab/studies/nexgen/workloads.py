@@ -6,7 +6,7 @@ service levels apply and results split by LUN."""
 from __future__ import annotations
 
 from storagelab.provenance import Param
-from storagelab.workloads.application import ApplicationWorkload, combine
+from storagelab.workloads.application import ApplicationWorkload, combine, documented
 from storagelab.workloads.catalogue import boot_storm, dvd_store, loadgen_outlook_200, login_vsi
 from storagelab.workloads.catalogue.oltp import DVD_STORE_THINK_S, IOS_PER_ORDER
 from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S, SPAN_PER_DESKTOP
@@ -30,8 +30,18 @@ POWER_ON_INTERVAL = Param(
 THINK_S = {1: DVD_STORE_THINK_S, 2: 0.0}
 
 
+#: The Exchange databases' data (bytes): 400 mailboxes of 100 MB ('We divided our users into four mailbox
+#: databases, each with 100 users, for a total of 400'; 'Mailbox profile: 100 MB'); the IOs address it.
+EXCHANGE_DATA = documented(
+    400 * 100 / 1000, "GB", f"{_DOC}, Exchange (Microsoft LoadGen): 400 users, 'Mailbox profile: 100 MB'"
+)
+
+
 def _base(scenario: int) -> list[ApplicationWorkload]:
-    return [dvd_store(ios_per_order=IOS_PER_ORDER, think=THINK_S[scenario]), loadgen_outlook_200()]
+    return [
+        dvd_store(ios_per_order=IOS_PER_ORDER, think=THINK_S[scenario]),
+        loadgen_outlook_200(span=int(EXCHANGE_DATA.si)),
+    ]
 
 
 def boot_storm_workload(desktops: int = DESKTOPS, scenario: int = 1) -> ApplicationWorkload:

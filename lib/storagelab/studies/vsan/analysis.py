@@ -28,6 +28,7 @@ from storagelab.studies.vsan.workloads import vsan_iometer
 
 __all__ = [
     "THRESHOLDS_MS",
+    "all_flash_destage",
     "cold_cache",
     "destage_load",
     "destage_requirement",
@@ -59,8 +60,10 @@ def cold_cache(
 ) -> pl.DataFrame:
     """The hybrids' read hit ratio under the study's protocol per VM count
     (:func:`~storagelab.studies.vsan.claims.protocol_hit_ratio`), with the cluster IOPS it follows from
-    (published at 64 VMs, else the model's own, simulated), the share of all IOs that then read a 10K drive, and
-    the reads per second each of the 16 drives then serves."""
+    (the model's own, simulated, at every VM count: the fixed point of
+    :data:`~storagelab.studies.vsan.claims.HIT_RATIO_METHOD`; ``published_iops`` says whether the study
+    also states the IOPS there), the share of all IOs that then read a 10K drive, and the reads per
+    second each of the 16 drives then serves."""
     rows, drives = [], HOSTS * DRIVES_PER_HOST
     for conf in configurations:
         for vms in vm_counts:
@@ -207,19 +210,20 @@ def destage_load(
     quick: bool = True,
     seed: int = 1,
     overrides: dict[str, object] | None = None,
-    drive_queueing: tuple[int, ...] = (1, 0),
+    orderings: tuple[str, ...] = ("satf", "elevator"),
 ) -> pl.DataFrame:
     """Where the hybrids' time goes at ``vms`` VMs under the study's protocol, with the write log
-    destaging to the 10K drives: per configuration and drive command ordering (``drive_queueing``, the
-    preset parameter: 1 by access time, the preset's; 0 the LOOK elevator), the simulated IOPS, the
+    destaging to the 10K drives: per configuration and drive command ordering (``orderings``, values of
+    the preset parameter ``drive_ordering``: ``satf`` by access time, the preset's; ``elevator`` the
+    LOOK elevator, seek distance only), the simulated IOPS, the
     utilisation of the host IO path (the fitted per-IO time) and of the 10K drives, each drive's read
     misses and destage writes per second, the mean time a drive takes per IO, the writes the log held
     (congestion) and the share of IOs under 2 and 10 ms (means over the hosts and drives)."""
     rows = []
     for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
-        for ordering in drive_queueing:
+        for ordering in orderings:
             topo = preset.vsan(
-                conf, **{**protocol_overrides(conf, vms), "drive_queueing": ordering, **(overrides or {})}
+                conf, **{**protocol_overrides(conf, vms), "drive_ordering": ordering, **(overrides or {})}
             )
             res = topo.run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
             stat = functools.partial(_role_values, topo, res)
@@ -231,7 +235,7 @@ def destage_load(
             curve = res.service_level_curve((2, 10))
             under = dict(zip(curve["threshold_ms"], curve["share_under"], strict=True))
             rows.append({
-                "configuration": conf, "ordering": preset.DRIVE_QUEUEING[ordering],
+                "configuration": conf, "ordering": ordering,
                 "iops": float(res.summary()["iops"][0]),
                 "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
                 "drive_utilisation": float(stat("drives", "utilisation").mean()),
@@ -241,4 +245,43 @@ def destage_load(
                 "held_writes": float(stat("write logs", "held_writes").sum()),
                 "under_2ms_pct": 100 * under[2.0], "under_10ms_pct": 100 * under[10.0],
             })  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def all_flash_destage(
+    vms: int = 64,
+    *,
+    quick: bool = True,
+    seed: int = 1,
+    replications: int = 2,
+    capacity_devices: tuple[str, ...] = ("Intel DC S3500", "SATA SSD"),
+) -> pl.DataFrame:
+    """What destaging the all-flash write buffer costs at ``vms`` VMs: per capacity device preset (the
+    preset's ``Intel DC S3500``; ``SATA SSD``, the S3700 figures the preset used before), the simulated
+    IOPS, the utilisation of the host IO path and of the capacity SSDs, each SSD's reads and destage
+    writes per second, the writes the log held, and the share of IOs under 2, 5 and 10 ms (means over
+    ``replications`` runs and over the hosts and SSDs)."""
+    conf, rows = "all-flash NVMe", []
+    for device in capacity_devices:
+        runs = []
+        for r in range(replications):
+            topo = preset.vsan(conf, capacity_device=device)
+            res = topo.run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
+            stat = functools.partial(_role_values, topo, res)
+            ssds = stat("capacity SSDs", "completed").len()
+            destage = float(stat("write logs", "destage_ios").sum())
+            ssd_ios = float(stat("capacity SSDs", "completed").sum())
+            curve = res.service_level_curve((2, 5, 10))
+            under = dict(zip(curve["threshold_ms"], curve["share_under"], strict=True))
+            runs.append({
+                "iops": float(res.summary()["iops"][0]),
+                "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
+                "ssd_utilisation": float(stat("capacity SSDs", "utilisation").mean()),
+                "ssd_reads_per_s": (ssd_ios - destage) / ssds / res.measured,
+                "ssd_destage_writes_per_s": destage / ssds / res.measured,
+                "held_writes": float(stat("write logs", "held_writes").sum()),
+                "under_2ms_pct": 100 * under[2.0], "under_5ms_pct": 100 * under[5.0],
+                "under_10ms_pct": 100 * under[10.0],
+            })  # fmt: skip
+        rows.append({"capacity_device": device, **{k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}})
     return pl.DataFrame(rows)

@@ -22,9 +22,16 @@ writes, so its log reaches 8 GB within the 30-minute ramp; the model's log is at
 start and destages one IO per write it takes, at the addresses the sweep of an 8 GB log finds (a few
 blocks apart on the drive: cheap to a drive that orders by rotation, which SAS drives with tagged
 command queuing do). Above the level the backlog grows; at 12 GB writes are held (congestion).
-In the all-flash configuration writes land on the NVMe buffer and reads come from the S3500
-capacity SSDs (modelled with the S3700 datasheet figures of the "SATA SSD" device preset, an SSD of
-the same family; the S3500's own datasheet was not consulted).
+In the all-flash configuration writes land in a write log on the NVMe buffer, which destages them to
+the S3500 capacity SSDs by the same mechanism (the same 8 and 12 GB limits, set on these E5 v3 hosts
+too; at most 32 destage IOs queued per SSD, SATA's command queue), and reads come from the S3500s
+(the "Intel DC S3500" device preset, Intel's S3500 figures: 75,000 random 4 KiB reads and 11,500
+writes per second). An SSD's time does not depend on the address, so the sweep's order does not
+matter to it: each destaged write costs an S3500 its random-write time (about 0.35 ms on one of its
+four units), which the reads queued behind it wait for. Not modelled: vSAN 5.5 had no all-flash
+mode (the study's S3500s were 'marked as HDD', datasets/vsan.csv), so the P3700 presumably also
+served a read cache in front of them, cleared before each VM count like the hybrids'; here every
+read goes to the S3500s.
 
 The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a parameter: with every VM's
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
@@ -35,11 +42,12 @@ network on the all-flash IOPS at 16 and 64 VMs: the software/network delay and t
 processing time. The hybrids share both: the E5 v3 hybrid runs on the same hosts and ESXi build as the
 all-flash cluster; the E5 v2 hosts' processors (E5-2690 v2, 3.0 GHz) are clocked higher than the E5
 v3 ones (E5-2699 v3, 2.3 GHz), so their per-IO time is taken as the same, and their earlier ESXi 5.5
-Update 1 build is not modelled. No host time is fitted on the hybrids' IOPS; their IOPS at 64 VMs
-still count as fitted, because the study's protocol sets their read hit ratio there from those IOPS
-(:func:`storagelab.studies.vsan.claims.fitted_on`). (Fitted on its own IOPS at 64 VMs, the E5 v2
-hybrid's host time came out several times the E5 v3 one, which the processors cannot explain, and kept
-its host IO path busy.)
+Update 1 build is not modelled. No host time is fitted on the hybrids' IOPS, and their read hit
+ratio is the protocol's at the model's own rate at every VM count
+(:data:`storagelab.studies.vsan.claims.HIT_RATIO_METHOD`), so their IOPS at 64 VMs are predictions:
+the two hybrids are then the same model and predict the same IOPS, against 11,500 and 17,000
+published. (Fitted on its own IOPS at 64 VMs, the E5 v2 hybrid's host time came out several times the
+E5 v3 one, which the processors cannot explain, and kept its host IO path busy.)
 """
 
 from __future__ import annotations
@@ -56,6 +64,7 @@ from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WorkingSetReadCache
 from storagelab.components.write_log import WriteLog
 from storagelab.devices import SSD
+from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.disciplines import DISCIPLINES
@@ -63,8 +72,21 @@ from storagelab.provenance import PRESET_UNIT, Param
 
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
-#: How the hybrids' 10K drives order their queued commands (parameter ``drive_queueing``).
-DRIVE_QUEUEING = ("elevator", "satf")
+
+#: How the hybrids' 10K drives order their queued commands (parameter ``drive_ordering``): the one
+#: declaration of :func:`storagelab.devices.hdd.command_ordering`, with what the manuals found say.
+_ORDERING_SOURCE = (
+    "drives with tagged command queuing reorder the queued commands by access time (seek plus rotational "
+    "latency): shortest access time first. Maxtor Atlas 10K V product manual, 6.10 Command Reordering "
+    "(manualsdump.com/en/manuals/maxtor-10k_v/146247/219): 'The drive uses Optimized Reordering Command "
+    "Algorithm (ORCA) and tagged command queuing to provide greater throughput by reordering any commands "
+    "queued on the drive to minimize rotational latency, seek time and head selection time' (an enterprise "
+    "10K drive of an earlier generation); HGST Ultrastar C15K600 2.5-inch SAS specification (2013), 20.4: "
+    "'Command reordering is supported when enabled by the Queue Algorithm Modifier in mode page 0A' "
+    "(manualshelf.com/manual/hgst/c15k600-450gb-20-pack/technical-information-english-german/page-313.html). "
+    "The study's Seagate ST1200MM0017 (Enterprise Performance 10K HDD v7) manual was not found to say how it "
+    "orders its queue"
+)
 
 #: Fitted values (``storagelab.studies.vsan.claims.fit()`` reproduces them; a test checks it).
 FITTED_STACK_DELAY_MS = 0.4936
@@ -95,10 +117,9 @@ def params(configuration: str) -> dict[str, Param]:
                              "Update 1 build is not modelled), by exact MVA (storagelab.studies.vsan.claims.fit) on ",
     }[configuration]  # fmt: skip
     node_rows = FITTED_ON["node_service"]
-    log_origin = "document" if configuration == "hybrid Xeon E5 v3" else "assumption"
-    log_note = (
-        "" if configuration == "hybrid Xeon E5 v3" else "; stated for the E5 v3 hosts only, taken as the same"
-    )
+    e5_v3 = configuration != "hybrid Xeon E5 v2"  # the E5 v3 hybrid and the all-flash cluster: one host type
+    log_origin = "document" if e5_v3 else "assumption"
+    log_note = "" if e5_v3 else "; stated for the E5 v3 hosts only, taken as the same"
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
         "copies": Param(
@@ -133,16 +154,38 @@ def params(configuration: str) -> dict[str, Param]:
             capacity="time",
         ),
         "placement": Param(1, "MiB", "assumption", "vSAN stripe/placement unit of 1 MiB; not stated"),
+        "log_level": Param(
+            8,
+            "GB",
+            log_origin,
+            f"data the write log holds before destaging keeps pace: "
+            f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
+            "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note,
+        ),
+        "log_high_limit": Param(
+            12,
+            "GB",
+            log_origin,
+            f"log size above which writes are held: {_DOC}: "
+            "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
+        ),
     }
     if configuration == "all-flash NVMe":
         p |= {
             "capacity_device": Param(
-                "SATA SSD",
+                "Intel DC S3500",
                 PRESET_UNIT,
                 "datasheet",
-                "the S3500 capacity SSDs, modelled "
-                "with the S3700 datasheet figures (an SSD of the same family)",
+                f"{_DOC}: '16x 800GB Intel SSD DC S3500 Series' (Intel S3500 specification figures)",
                 capacity="device",
+            ),
+            "capacity_queue_depth": Param(
+                32,
+                "count",
+                "device-physics",
+                "commands a SATA capacity SSD takes at once: SATA native command queuing holds at most 32; "
+                "it bounds the destage IOs in flight",
+                high=32,
             ),
             "write_buffer_device": Param(
                 "NVMe SSD",
@@ -178,16 +221,7 @@ def params(configuration: str) -> dict[str, Param]:
                 "not stated in the document",
                 high=1.0,
             ),
-            "drive_queueing": Param(
-                1,
-                "count",
-                "assumption",
-                "how the 10K SAS drives order queued commands: 1 = "
-                "shortest access time first (seek and rotation: SAS drives with tagged command "
-                "queuing reorder by rotational position); 0 = LOOK elevator (seek distance "
-                "only), under which the drives could not take the destage (notebook 11)",
-                choices=(0, 1),
-            ),
+            "drive_ordering": command_ordering(source=_ORDERING_SOURCE),
             "drive_queue_depth": Param(
                 32,
                 "count",
@@ -195,21 +229,6 @@ def params(configuration: str) -> dict[str, Param]:
                 "commands a 10K drive reorders (SAS tagged "
                 "command queue), which also bounds the destage IOs in flight; not stated",
                 high=256,
-            ),
-            "log_level": Param(
-                8,
-                "GB",
-                log_origin,
-                f"data the write log holds before destaging keeps pace: "
-                f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
-                "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note,
-            ),
-            "log_high_limit": Param(
-                12,
-                "GB",
-                log_origin,
-                f"log size above which writes are held: {_DOC}: "
-                "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
             ),
             "read_cache_resident": Param(
                 1.0,
@@ -240,28 +259,32 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
     roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "IO paths": []}
+    level = int(p["log_level"].si)
+    backlog = int(p["log_high_limit"].si) - level
     for h in range(1, int(p["hosts"].value) + 1):
         if configuration == "all-flash NVMe":
-            capacity = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
-            reads = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), capacity)
-            writes = _log(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
-            tier = ReadWriteSplit(f"host {h} tiers", reads, writes)
+            ssds = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
+            roles.setdefault("capacity SSDs", []).extend(ssds)
+            capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), ssds)
+            buffer = _log(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
+            log = WriteLog(f"host {h} write log", buffer, capacity, level_bytes=level, backlog_bytes=backlog,
+                           max_destage=per_host * int(p["capacity_queue_depth"].value))  # fmt: skip
+            roles["write logs"].append(log)
+            tier = ReadWriteSplit(f"host {h} tiers", capacity, log)
         else:
             ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
-            ordering = DRIVE_QUEUEING[int(p["drive_queueing"].value)]
+            ordering = str(p["drive_ordering"].value)
             depth = int(p["drive_queue_depth"].value)
             hdds = []  # each drive a fresh device: its head and platter are its own
             for i in range(per_host):
-                order = DISCIPLINES[ordering](depth=depth)
+                order = DISCIPLINES[ordering]() if ordering == "fifo" else DISCIPLINES[ordering](depth=depth)
                 hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
             roles["drives"] += hdds
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
             reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
                                         resident_share=float(p["read_cache_resident"].value))  # fmt: skip
-            level = int(p["log_level"].si)
-            log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level,
-                           backlog_bytes=int(p["log_high_limit"].si) - level,
+            log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level, backlog_bytes=backlog,
                            max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
             roles["write logs"].append(log)
             tier = ReadWriteSplit(f"host {h} tiers", reads, log)

@@ -1,0 +1,186 @@
+"""The check of a fitted model: every held-back measurement predicted by simulating the model under the
+same fio job (a closed loop at the job's IOs in flight, its read share, block size and pattern), with the
+error per point and the share within tolerance.
+
+Tolerances are the calibration's (:mod:`storagelab.calibration.claims`, "tolerances"): IOPS within
+±15 %; a latency of 1 ms or more within ±20 % or ±1 ms, whichever is wider; a latency under 1 ms within
+±20 % or one unit of its last stated digit, whichever is wider. fio states latencies in nanoseconds, so
+that unit is 1 ns and a sub-millisecond latency is held to ±20 %. The rule is written here once for
+measured points, in :func:`tolerance` (``calibration.claims.Point.tolerance`` reads its points'
+``datasets/`` rows, which a measurement is not; the two could share this function if it moved down to
+the calibration room).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import polars as pl
+
+from storagelab.calibration import claims
+from storagelab.measured.model import MeasuredFit, simulate_job
+
+#: The metrics a check scores per held-back job and direction.
+CHECKED = ("iops", "lat_mean")
+
+
+def tolerance(metric: str, unit: str, value: float, digit: float = 0.0) -> float:
+    """Allowed |predicted - measured| for a measured ``value`` in ``unit``: the calibration's rule
+    (:func:`storagelab.calibration.claims.tolerance`): rates ±15 %; latencies (unit ``us`` or ``ms``) ±20 % or
+    ±1 ms from 1 ms up, and ±20 % or ``digit`` (one unit of the last stated digit, in ``unit``) under 1 ms."""
+    if unit not in ("IOPS", "MB/s", "us", "ms"):
+        raise ValueError(f"no tolerance for metric {metric!r} in unit {unit!r}")
+    sub_ms = unit in ("us", "ms") and (value / 1e3 if unit == "us" else value) < 1.0
+    return claims.tolerance(value, unit, fine=digit if sub_ms else None)
+
+
+def predict(
+    fitted: MeasuredFit,
+    rows: pl.DataFrame,
+    *,
+    seed: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """Measured beside predicted for ``rows``' jobs and the :data:`CHECKED` metrics: one row per job,
+    direction and metric, with ``error`` (predicted - measured), ``error_pct``, ``tolerance`` and
+    ``within``."""
+    jobs = (
+        rows.group_by("job", "pattern", "read_pct", "block_size", "outstanding")
+        .agg(iops_total=pl.col("value").filter(pl.col("metric") == "iops").sum())
+        .sort("read_pct", "block_size", "outstanding", "pattern", descending=[True, False, False, False])
+    )
+    out = []
+    for job in jobs.iter_rows(named=True):
+        if progress:
+            progress(job["job"])
+        predicted = simulate_job(fitted.params, job, seed=seed, name=fitted.name)
+        measured = rows.filter(pl.col("job") == job["job"], pl.col("metric").is_in(CHECKED))
+        for r in measured.iter_rows(named=True):
+            p = predicted.get(r["direction"], {}).get(r["metric"], math.nan)
+            tol = tolerance(r["metric"], r["unit"], r["value"], digit=1e-3 if r["unit"] == "us" else 0.0)
+            err = p - r["value"]
+            out.append({
+                "row_id": r["row_id"], "job": r["job"], "pattern": r["pattern"], "read_pct": r["read_pct"],
+                "block_size": r["block_size"], "outstanding": r["outstanding"], "direction": r["direction"],
+                "metric": r["metric"], "unit": r["unit"], "measured": r["value"], "predicted": p, "error": err,
+                "error_pct": 100 * err / r["value"] if r["value"] else math.nan, "tolerance": tol,
+                "within": bool(math.isfinite(p) and abs(err) <= tol),
+            })  # fmt: skip
+    return pl.DataFrame(out)
+
+
+def share_within(table: pl.DataFrame) -> dict[str, float]:
+    """Points, points within tolerance and their share, overall and per metric."""
+    out = {"points": table.height, "within": int(table["within"].sum())}
+    out["share"] = out["within"] / out["points"] if out["points"] else math.nan
+    for m in CHECKED:
+        t = table.filter(metric=m)
+        out[f"share_{m}"] = float(t["within"].mean()) if t.height else math.nan
+    return out
+
+
+def simulated_rows(
+    params: dict, jobs: list[dict], *, seed: int = 1, duration_s: float = 2.0, bin_s: float = 0.25
+) -> pl.DataFrame:
+    """Tidy rows (:data:`storagelab.measured.results.COLUMNS`) as fio would report them from a system
+    that *is* the model with ``params``: per job (``job``, ``pattern``, ``read_pct``, ``block_size``,
+    ``outstanding``) and direction, IOPS and MB/s with their standard deviation over ``bin_s`` bins,
+    the mean latency and the median. For testing the fit on a known model."""
+    from storagelab.kernel.simulation import simulate
+    from storagelab.kernel.sources import ClosedSource
+    from storagelab.measured.model import VOLUME, build_topology
+    from storagelab.measured.results import SCHEMA
+    from storagelab.workloads.access_spec import AccessSpec, SizeShare
+
+    out = []
+    for i, job in enumerate(jobs):
+        topo = build_topology("synthetic", params)
+        spec = AccessSpec(name=job["job"], sizes=(SizeShare(size=job["block_size"], pct=100),),
+                          read_pct=job["read_pct"], random_pct=100.0 if job["pattern"] == "random" else 0.0,
+                          align=4096, queue_depth=job["outstanding"])  # fmt: skip
+        source = ClosedSource(job["job"], topo.volumes[VOLUME], spec, span=2**30)
+        source.split_ops = True
+        result = simulate(topo.volumes[VOLUME], [source], duration=duration_s + 0.25, warmup=0.25,
+                          seed=seed + i, progress=False)  # fmt: skip
+        rates = result.rates(bin_s)
+        for row in result.summary().iter_rows(named=True):
+            direction = row["class"].rsplit(" ", 1)[1]
+            r = rates.filter(pl.col("class") == row["class"])
+            base = {"job": job["job"], "pattern": job["pattern"], "read_pct": job["read_pct"],
+                    "block_size": job["block_size"], "iodepth": job["outstanding"], "numjobs": 1,
+                    "outstanding": job["outstanding"], "direction": direction, "ios": row["count"],
+                    "runtime_s": duration_s, "source": "simulated"}  # fmt: skip
+            values = {
+                "iops": (row["iops"], float(r["iops"].std()), r.height, "IOPS"),
+                "mb_s": (row["mb_per_s"], float(r["mb_per_s"].std()), r.height, "MB/s"),
+                "lat_mean": (row["mean_ms"] * 1e3, None, None, "us"),
+                "clat_p50": (row["p50_ms"] * 1e3, None, None, "us"),
+            }
+            for metric, (value, sd, n, unit) in values.items():
+                out.append({**base, "row_id": f"{job['job']}/{direction}/{metric}", "metric": metric,
+                            "value": value, "unit": unit, "stddev": sd, "samples": n})  # fmt: skip
+    return pl.DataFrame(out, schema=SCHEMA)
+
+
+def check_chart(table: pl.DataFrame, *, name: str = "measured-vs-predicted") -> object:
+    """Measured (points) and predicted (lines) IOPS and mean latency against the IOs in flight, one
+    panel per metric and read share, coloured by direction and block size; a held-back point within
+    tolerance is filled, one outside it hollow. ``table``: :func:`predict`'s rows (random jobs)."""
+    import altair as alt
+
+    from storagelab import charts
+
+    t = table.filter(pl.col("pattern") == "random").with_columns(
+        series=pl.col("direction") + " " + (pl.col("block_size") // 1024).cast(pl.String) + " KiB",
+        panel=pl.col("metric").replace({"iops": "IOPS", "lat_mean": "mean latency (us)"})
+        + ", "
+        + pl.col("read_pct").cast(pl.String)
+        + " % read",
+    )
+    data = charts.chart_data(
+        t.select("panel", "series", "outstanding", "measured", "predicted", "error_pct", "within", "job")
+    ).to_pandas()
+    base = alt.Chart(data).encode(
+        x=alt.X("outstanding:Q", title="IOs in flight (queue depth)", scale=alt.Scale(type="log", base=2)),
+        color=alt.Color("series:N", title="direction, size"),
+    )
+    line = base.mark_line().encode(y=alt.Y("predicted:Q", title=None, scale=alt.Scale(type="log")))
+    points = base.mark_point(size=60).encode(
+        y="measured:Q",
+        fill=alt.condition("datum.within", alt.Color("series:N"), alt.value("white")),
+        tooltip=["job", "series", "outstanding", "measured", "predicted", "error_pct", "within"],
+    )
+    return (
+        alt.layer(line, points, data=data)
+        .properties(width=230, height=170)
+        .facet(facet=alt.Facet("panel:N", title=None), columns=4)
+        .resolve_scale(y="independent")
+        .properties(
+            title="Measured (points; hollow: outside tolerance) and predicted (lines)",
+            name=name,
+        )
+    )
+
+
+def by_kind(table: pl.DataFrame) -> pl.DataFrame:
+    """Points within tolerance per kind of held-back job: ``read-only or write-only, between QD1 and
+    saturation``, ``mixed reads and writes``, ``sequential``; per metric."""
+    kind = (
+        pl.when(pl.col("pattern") == "sequential")
+        .then(pl.lit("sequential"))
+        .when(pl.col("read_pct").is_in([0, 100]))
+        .then(pl.lit("read-only or write-only, between QD1 and saturation"))
+        .otherwise(pl.lit("mixed reads and writes"))
+    )
+    return (
+        table.with_columns(kind=kind)
+        .group_by("kind", "metric")
+        .agg(
+            points=pl.len(),
+            within=pl.col("within").sum(),
+            median_abs_error_pct=pl.col("error_pct").abs().median(),
+        )
+        .with_columns(share=pl.col("within") / pl.col("points"))
+        .sort("kind", "metric")
+    )
