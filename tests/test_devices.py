@@ -454,7 +454,13 @@ def test_dram_validation():
 
 def test_every_preset_is_reachable_by_name_and_unknown_names_list_the_known_ones():
     names = preset_names()
-    assert set(HDD_PRESETS) | {"SATA SSD", "Intel DC S3500", "NVMe SSD", "ioDrive2 785GB", "DDR3 DRAM"} == set(names)
+    assert set(HDD_PRESETS) | {
+        "SATA SSD",
+        "Intel DC S3500",
+        "NVMe SSD",
+        "ioDrive2 785GB",
+        "DDR3 DRAM",
+    } == set(names)
     for name in names:
         assert preset(name).name == name
     with pytest.raises(ValueError, match=r"known: .*15K FC/SAS"):
