@@ -201,8 +201,7 @@ def test_vsan_cold_cache_hit_ratio_is_the_models_own_fixed_point():
 
     conf = "hybrid Xeon E5 v3"
     hit = claims.cold_cache_hit_ratio(8, conf)
-    iops = claims.simulated_iops(conf, 8, claims.preset.FITTED_NODE_SERVICE_US[conf], hit,
-                                 claims.preset.FITTED_STACK_DELAY_MS)  # fmt: skip
+    iops = claims.simulated_iops(conf, 8, hit, claims.preset.FITTED_STACK_DELAY_MS)
     assert claims.read_hit_ratio(iops / 8) == pytest.approx(hit, abs=0.003)
     assert 0.9 < hit < 1.0
 

@@ -130,16 +130,20 @@ def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
     assert iops["satf"] > 1.2 * iops["elevator"]
 
 
-def test_vsan_hybrids_share_the_all_flash_host_time_so_it_is_fitted_on_no_hybrid_point():
-    """The three configurations run one vSAN 5.5 IO path: one host time, fitted on the all-flash IOPS,
-    so neither hybrid's IOPS at 64 VMs is a point the host time was fitted on."""
+def test_vsan_hosts_process_ios_on_their_cores_and_no_fit_sets_a_capacity():
+    """Each host's IO processing is a per-IO CPU cost (stated, not fitted) on the host's cores (the
+    processor's datasheet cores, two sockets); the only fit is the software/network delay, fitted on the
+    all-flash IOPS at 16 VMs, so no hybrid point and no 64-VM point is fitted on."""
     from storagelab.studies.vsan import preset
 
-    af = preset.params("all-flash NVMe")["node_service"]
-    for conf in ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3"):
-        p = preset.params(conf)["node_service"]
-        assert (p.value, p.fitted_on) == (af.value, af.fitted_on), conf
-        assert not any(row.startswith("vsan-hyb") for row in p.fitted_on), conf
+    for conf in preset.CONFIGURATIONS:
+        topo = preset.vsan(conf)
+        cores = topo.roles["host CPUs"]
+        expected = 2 * preset.PROCESSORS[conf][1]
+        assert [c.servers for c in cores] == [expected] * 4, conf
+        fits = {k: p.fitted_on for k, p in topo.params.declared().items() if p.origin == "fit"}
+        assert fits == {"stack_delay": ("vsan-af-iops-vm16",)}, conf
+        assert topo.param("cpu_cycles_per_io").origin == "assumption"
 
 
 def test_the_hybrids_are_one_model_so_their_cold_cache_fixed_point_is_computed_once():

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from storagelab.architectures.capacities import Stage, capacity_table
 from storagelab.architectures.parameters import ParamSet
 from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import SimulationResult, simulate
@@ -23,8 +24,9 @@ class Topology:
     ``assumption`` or ``user``). Building the topology refuses a declared parameter the preset never
     read. ``parts`` names components worth inspecting after a run (a replication's timeline and RPO, a
     link); ``roles`` groups components by what they are (``"drives"``, ``"write logs"``, ``"front end"``...),
-    so that an analysis finds them by role (:meth:`role_stats`), not by their names. Components belong to
-    one run: call the preset again for the next one."""
+    so that an analysis finds them by role (:meth:`role_stats`), not by their names. ``stages`` declares
+    every stage that can bind, with its hardware and the parameters that set its capacity
+    (:meth:`capacities`). Components belong to one run: call the preset again for the next one."""
 
     name: str
     volumes: dict[str, Component]
@@ -32,6 +34,7 @@ class Topology:
     notes: str = ""
     parts: dict[str, Component] = field(default_factory=dict)
     roles: dict[str, list[Component]] = field(default_factory=dict)
+    stages: list[Stage] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.params, ParamSet):
@@ -78,6 +81,12 @@ class Topology:
             schema={"architecture": pl.String, "parameter": pl.String, "value": pl.String, "unit": pl.String,
                     "origin": pl.String, "source": pl.String, "fitted_on": pl.String, "capacity": pl.String},
         )  # fmt: skip
+
+    def capacities(self) -> pl.DataFrame:
+        """Every declared stage that can bind: what it is physically, its servers, its per-IO time and
+        capacity (IOPS at 4 KiB, MB/s at 256 KiB) and where each comes from
+        (:func:`storagelab.architectures.capacities.capacity_table`)."""
+        return capacity_table(self)
 
     def run(
         self,
