@@ -112,7 +112,8 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     if p["raid"].value != 10 or n % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even number of drives, got {n}")
     ordering = str(p["drive_ordering"].value)
-    drives = [Station(f"NL-SAS {i + 1}", p.device("drive"), discipline=ordering) for i in range(n)]
+    label = p.device_label("drive", "NL-SAS")  # 'NL-SAS 1' ..., or the overriding device's name
+    drives = [Station(f"{label} {i + 1}", p.device("drive"), discipline=ordering) for i in range(n)]
     rset = RaidSet("RAID-10", raid.Raid10(n // 2, int(p["stripe_unit"].si)), drives)
     wcache = WriteBackBuffer(
         "controller write cache", rset, capacity_bytes=int(p["write_headroom"].si),

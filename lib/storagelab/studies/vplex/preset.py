@@ -86,11 +86,12 @@ def xtremio_array(p: ParamSet, name: str, prefix: str = "") -> Path:
 
     cores = int(p["cores_per_controller"].value * p["controllers_per_brick"].value) * bricks
     controllers = Station(f"{prefix}storage controllers", cpu_time, servers=cores)
+    label = p.device_label("ssd", "SSD")  # 'SSD 1' ..., or the overriding device's name
     ssds = []
     for i in range(n_ssd):
         dev = p.device("ssd")
         dev.capacity = None  # content-based placement: addresses are hashed over the pool
-        ssds.append(flash_drive(f"{prefix}SSD {i + 1}", dev))
+        ssds.append(flash_drive(f"{prefix}{label} {i + 1}", dev))
     pool = RaidSet(f"{prefix}XDP pool", raid.Raid0(n_ssd, int(p["stripe_unit"].si)), ssds)
     return Path(name, [ports, controllers, pool])
 
