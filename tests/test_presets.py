@@ -399,3 +399,40 @@ def test_ds5020_drive_names_say_drive_whatever_the_device():
     default, other = _component_names(ds5020(tiles=1)), _component_names(ds5020(tiles=1, drive="10K SAS"))
     assert default == other and "exchange-db-1 drive 1" in default
     assert not [n for n in default if any(w in n for w in ("15K", "FC/SAS", "SAS ", "NL-SAS"))]
+
+
+# -- capacities from hardware (issue 35) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(studies.registry.PRESETS))
+def test_no_fit_sets_a_single_servers_capacity_unless_the_document_shows_it_saturating(name):
+    """Every station and link of every preset is in a declared stage, and no stage whose per-IO cost is a
+    fit runs on a single server (or has fitted concurrency) without a 'saturates' row of the datasets."""
+    from storagelab.architectures.capacities import unmarked_fitted_ceilings
+    from storagelab.published.datasets import load
+
+    topo = studies.registry.PRESETS[name]()
+    assert unmarked_fitted_ceilings(topo) == []
+    rows = set(load()["row_id"].to_list())
+    for stage in topo.stages:
+        assert not stage.saturates or stage.saturates in rows, (name, stage.name, stage.saturates)
+    table = topo.capacities()
+    assert table.height == len(topo.stages) and table["servers"].min() >= 1
+
+
+def test_the_saturation_rule_fails_a_fitted_single_server_and_an_undeclared_station():
+    """The rule can fail: a fitted per-IO cost on one server with no 'saturates' row, and a station that no
+    stage declares, are each reported."""
+    from dataclasses import replace
+
+    from storagelab.architectures.capacities import unmarked_fitted_ceilings
+    from storagelab.studies.vsan.preset import vsan
+
+    topo = vsan("all-flash NVMe")
+    fitted_cpu = replace(topo.stages[1], cost=("stack_delay",))
+    for c in fitted_cpu.components:
+        c.servers = 1
+    topo.stages[1] = fitted_cpu
+    assert any("stack_delay" in p for p in unmarked_fitted_ceilings(topo))
+    topo.stages.pop(0)
+    assert any("10GbE" in p and "no declared stage" in p for p in unmarked_fitted_ceilings(topo))

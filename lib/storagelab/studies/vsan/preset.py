@@ -294,24 +294,29 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     backlog = int(p["log_high_limit"].si) - level
     for h in range(1, int(p["hosts"].value) + 1):
         if configuration == "all-flash NVMe":
-            ssds = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
+            label = p.device_label("capacity_device", "S3500")
+            ssds = [Station(f"host {h} {label} {i}", p.device("capacity_device")) for i in range(per_host)]
             roles.setdefault("capacity SSDs", []).extend(ssds)
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), ssds)
-            buffer = _log(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
+            buffer = _log(
+                f"host {h} {p.device_label('write_buffer_device', 'NVMe')} write buffer",
+                p.device("write_buffer_device"),
+            )
             devices["buffer"].append(buffer)
             log = WriteLog(f"host {h} write log", buffer, capacity, level_bytes=level, backlog_bytes=backlog,
                            max_destage=per_host * int(p["capacity_queue_depth"].value))  # fmt: skip
             roles["write logs"].append(log)
             tier = ReadWriteSplit(f"host {h} tiers", capacity, log)
         else:
-            ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
+            ssd = _log(f"host {h} {p.device_label('cache_device', 'S3700')} cache", p.device("cache_device"))
             devices["cache"].append(ssd)
             ordering = str(p["drive_ordering"].value)
             depth = int(p["drive_queue_depth"].value)
             hdds = []  # each drive a fresh device: its head and platter are its own
             for i in range(per_host):
                 order = DISCIPLINES[ordering]() if ordering == "fifo" else DISCIPLINES[ordering](depth=depth)
-                hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
+                label = p.device_label("capacity_device", "10K")
+                hdds.append(Station(f"host {h} {label} {i}", p.device("capacity_device"), discipline=order))
             roles["drives"] += hdds
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
