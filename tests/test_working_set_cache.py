@@ -383,3 +383,21 @@ def test_a_host_with_two_copies_sizes_its_cache_by_the_primaries_it_serves():
         assert cache.class_ratios()["vms"] == pytest.approx(lru, abs=0.01), h
         assert cache.stats(1.0)["data_bytes"] == pytest.approx(data / 2, rel=0.02)
         assert cache.stats(1.0)["read_hit_ratio"] == pytest.approx(0.25, abs=0.02)
+
+
+def test_the_same_addresses_on_two_luns_are_different_data():
+    """Two classes read the first 32 MiB of two LUNs (the same addresses, different data) as often
+    each through a 16 MiB cache: 64 MiB of data, so both hit 1/4 (counting the addresses once would
+    give 1/2)."""
+    from storagelab.components.extent import Lun
+
+    block, span = 4096, 32 * 2**20
+    flash = Station("flash", Deterministic(50e-6), servers=8)
+    disk = Station("disk", Deterministic(1e-3), servers=64)
+    cache = WorkingSetReadCache("read cache", flash, disk, 16 * 2**20)
+    model = _simulated(cache, [
+        OpenSource("a", Lun("LUN 0", 0, cache), FixedSampler(size=block, span=span), rate=2000.0, cls="a"),
+        OpenSource("b", Lun("LUN 1", 1, cache), FixedSampler(size=block, span=span), rate=2000.0, cls="b"),
+    ])  # fmt: skip
+    assert cache.stats(1.0)["data_bytes"] == pytest.approx(2 * span, rel=0.01)
+    assert model == pytest.approx({"a": 0.25, "b": 0.25}, abs=0.005)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 from scipy import optimize
@@ -101,7 +101,7 @@ class WorkingSetReadCache(WarmReadCache):
     """A warm read cache of ``capacity`` bytes in front of ``backend``, whose hit ratios follow from the
     data it fronts and how often each part is read, as an LRU cache's steady state.
 
-    **What each class reads.** Each IO class ``c`` reads the bytes from its lowest to its highest byte
+    **What each class reads.** Each IO class ``c`` reads, on each volume, the bytes from its lowest to its highest byte
     read so far (``[lo_c, hi_c)``, ``D_c`` bytes) ``n_c`` times (its reads so far), spread over them by
     its declared popularity (``popularity[c]``, a :mod:`~storagelab.workloads.locality` model, as the
     workload's source places its random IOs over its span; uniform when not declared):
@@ -115,8 +115,9 @@ class WorkingSetReadCache(WarmReadCache):
       ranks are grouped by :func:`zipf_bins` (geometric bins), so an evaluation costs O(bins), not
       O(blocks).
 
-    **Classes that share addresses.** The classes' ranges are cut into disjoint segments at every range
-    end; in a segment each byte is read at the sum of the per-byte rates of the classes covering it (two
+    **Classes that share addresses.** Ranges are kept per volume (``io.volume``: a LUN's number; the
+    same addresses on two volumes are different data), and each volume's ranges are cut into disjoint
+    segments at every range end; in a segment each byte is read at the sum of the per-byte rates of the classes covering it (two
     classes reading the same bytes count them once). Zipf classes in one segment are taken as placed
     independently of each other (their bins combine pairwise), unless they declare the same model over
     the same range: then their hot regions coincide and their reads add.
@@ -177,8 +178,8 @@ class WorkingSetReadCache(WarmReadCache):
 
     def on_bind(self) -> None:
         super().on_bind()
-        #: per class: [lowest byte read, end of the highest byte read, reads]
-        self.classes: dict[str, list[int]] = {}
+        #: per (class, volume): [lowest byte read, end of the highest byte read, reads]
+        self.classes: dict[tuple[str, int], list[int]] = {}
         self.class_hit_ratio: dict[str, float] = {}
         self._until_refresh = 0
 
@@ -193,11 +194,12 @@ class WorkingSetReadCache(WarmReadCache):
     def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
         """The data as groups of equally read bytes: ``(bytes[G], reads per byte[G], the reads per byte
         each class contributes[G, C], class names[C])``."""
-        names = list(self.classes)
+        names = list(dict.fromkeys(c for c, _v in self.classes))
         col = {c: i for i, c in enumerate(names)}
-        # pieces: (lo, hi, reads, class, Zipf model or None); a hot spot is two uniform pieces
-        pieces: list[tuple[float, float, float, str, Zipf | None]] = []
-        for c, (lo, hi, n) in self.classes.items():
+        # pieces by volume: (lo, hi, reads, class, Zipf model or None); a hot spot is two uniform pieces
+        by_volume: dict[int, list[tuple[float, float, float, str, Zipf | None]]] = {}
+        for (c, volume), (lo, hi, n) in self.classes.items():
+            pieces = by_volume.setdefault(volume, [])
             model = self._popularity(c)
             if isinstance(model, HotSpot):
                 cut = lo + model.hot_fraction * (hi - lo)
@@ -205,12 +207,8 @@ class WorkingSetReadCache(WarmReadCache):
                 pieces += [(lo, cut, n * share, c, None), (cut, hi, n * (1.0 - share), c, None)]
             else:
                 pieces.append((lo, hi, float(n), c, model if isinstance(model, Zipf) else None))
-        edges = sorted({x for p in pieces for x in p[:2]})
         sizes, rates, contribs = [], [], []
-        for a, b in itertools.pairwise(edges):
-            covering = [p for p in pieces if p[0] <= a and b <= p[1] and p[1] > p[0]]
-            if not covering:
-                continue
+        for a, b, covering in self._segments(by_volume):
             size = np.array([(b - a) * self.served_share])
             rate = np.zeros(1)
             contrib = np.zeros((1, len(names)))
@@ -236,15 +234,29 @@ class WorkingSetReadCache(WarmReadCache):
             contribs.append(contrib)
         return np.concatenate(sizes), np.concatenate(rates), np.concatenate(contribs), names
 
+    @staticmethod
+    def _segments(
+        by_volume: Mapping[int, list[tuple[float, float, float, str, Zipf | None]]],
+    ) -> Iterator[tuple[float, float, list[tuple[float, float, float, str, Zipf | None]]]]:
+        """The disjoint segments ``(start, end, pieces covering it)`` of each volume's pieces (bytes)."""
+        for pieces in by_volume.values():
+            edges = sorted({x for p in pieces for x in p[:2]})
+            for a, b in itertools.pairwise(edges):
+                covering = [p for p in pieces if p[0] <= a and b <= p[1] and p[1] > p[0]]
+                if covering:
+                    yield a, b, covering
+
     def data_bytes(self) -> float:
-        """Bytes the classes read (each byte once, however many classes read it), of those this cache
-        serves."""
-        spans = sorted((lo, hi) for lo, hi, _n in self.classes.values())
-        total, end = 0, -math.inf
-        for lo, hi in spans:
-            if hi > end:
-                total += hi - max(lo, end)
-                end = hi
+        """Bytes the classes read (each byte of each volume once, however many classes read it), of
+        those this cache serves."""
+        total = 0
+        for volume in {v for _c, v in self.classes}:
+            spans = sorted((lo, hi) for (_c, v), (lo, hi, _n) in self.classes.items() if v == volume)
+            end = -math.inf
+            for lo, hi in spans:
+                if hi > end:
+                    total += hi - max(lo, end)
+                    end = hi
         return total * self.served_share
 
     def class_ratios(self) -> dict[str, float]:
@@ -252,7 +264,7 @@ class WorkingSetReadCache(WarmReadCache):
         if not self.classes:
             return {}
         if self.data_bytes() <= self.capacity:
-            return dict.fromkeys(self.classes, self.resident_share)
+            return dict.fromkeys((c for c, _v in self.classes), self.resident_share)
         size, rate, contrib, names = self._groups()
         capacity = float(self.capacity)
 
@@ -271,10 +283,11 @@ class WorkingSetReadCache(WarmReadCache):
     def submit(self, io: IORequest) -> Event:
         if not io.is_read:
             return self.backend.submit(io)
-        entry = self.classes.get(io.cls)
+        key = (io.cls, io.volume)
+        entry = self.classes.get(key)
         end = io.address + io.size
         if entry is None:
-            self.classes[io.cls] = [io.address, end, 1]
+            self.classes[key] = [io.address, end, 1]
             self._until_refresh = 0
         else:
             entry[2] += 1
