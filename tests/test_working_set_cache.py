@@ -166,7 +166,8 @@ def test_resident_share_caps_the_hit_ratio_of_a_cache_that_holds_all_the_data():
 
 def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches_and_the_destage():
     """The study cleared the caches before each VM count: at 64 VMs the protocol's hit ratio (at the
-    model's own rate, the fixed point: the same for both hybrids, which are the same model) leaves
+    model's own rate, the fixed point: within 0.005 for both hybrids, whose processors differ and are far
+    from busy) leaves
     about 30 % of the reads to the 10K drives, which then serve them (the preset with warm caches left
     the drives idle: its hit ratio was 1). Besides the read misses
     the drives take the write log's destage, one IO per VM write that reached the host, within the
@@ -174,8 +175,8 @@ def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches_and_
     from storagelab.studies.vsan import claims
     from storagelab.studies.vsan.workloads import vsan_iometer
 
-    assert claims.protocol_hit_ratio("hybrid Xeon E5 v2", 64) == claims.protocol_hit_ratio(
-        "hybrid Xeon E5 v3", 64
+    assert claims.protocol_hit_ratio("hybrid Xeon E5 v2", 64) == pytest.approx(
+        claims.protocol_hit_ratio("hybrid Xeon E5 v3", 64), abs=0.005
     )
     for conf, low, high in (("hybrid Xeon E5 v2", 0.65, 0.75), ("hybrid Xeon E5 v3", 0.65, 0.75)):
         hit = claims.protocol_hit_ratio(conf, 64)
@@ -400,3 +401,31 @@ def test_the_same_addresses_on_two_luns_are_different_data():
     ])  # fmt: skip
     assert cache.stats(1.0)["data_bytes"] == pytest.approx(2 * span, rel=0.01)
     assert model == pytest.approx({"a": 0.25, "b": 0.25}, abs=0.005)
+
+
+def test_a_topology_run_gives_the_cache_the_popularity_each_stream_declares():
+    """A workload stream that declares Zipf locality, run through Topology.run, reaches the preset's
+    working-set cache as that class's popularity: the hit ratio is the Zipf one an LRU replay gives
+    (within 0.02), far above the uniform share the cache would assume without it."""
+    from storagelab.architectures.parameters import ParamSet
+    from storagelab.architectures.topology import Topology
+    from storagelab.workloads.access_spec import AccessSpec
+    from storagelab.workloads.application import ApplicationWorkload, Stream
+    from storagelab.workloads.locality import Zipf
+
+    block, blocks, share = 4096, 20_000, 0.1
+    zipf = Zipf(0.9, blocks)
+    capacity = int(share * blocks) * block
+    flash = Station("flash", Deterministic(50e-6), servers=8)
+    disk = Station("disk", Deterministic(1e-3), servers=64)
+    cache = WorkingSetReadCache("read cache", flash, disk, capacity)
+    topo = Topology("cache", {"lun": cache}, ParamSet("cache", {}, {}))
+    spec = AccessSpec(name="4K read", sizes=[{"size": block, "pct": 100}], read_pct=100, random_pct=100,
+                      align=block)  # fmt: skip
+    stream = Stream("zipf", "lun", spec, blocks * block, rate=20_000.0, locality=zipf)
+    topo.run(ApplicationWorkload("zipf", (stream,)), duration=2.0, warmup=1.0, seed=1)
+    assert cache.popularity == {"zipf": zipf}
+    trace = zipf.offsets(np.random.default_rng(3), 10 * blocks, blocks, 1)
+    lru = _lru_replay(capacity // block, trace, np.zeros(trace.size, dtype=int), 1)[0]
+    assert cache.class_ratios()["zipf"] == pytest.approx(lru, abs=0.02)
+    assert lru > 3 * share

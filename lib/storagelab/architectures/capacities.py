@@ -61,8 +61,8 @@ class Stage:
     note: str = field(default="", compare=False)
 
 
-def stations_and_links(roots: Sequence[Component]) -> list[Component]:
-    """Every :class:`Station` and :class:`Link` below ``roots`` (each once, in walk order)."""
+def components_below(roots: Sequence[Component]) -> list[Component]:
+    """Every component of ``roots`` and below them (each once, in walk order)."""
     seen: set[int] = set()
     out: list[Component] = []
     stack = list(roots)[::-1]
@@ -71,10 +71,14 @@ def stations_and_links(roots: Sequence[Component]) -> list[Component]:
         if id(c) in seen:
             continue
         seen.add(id(c))
-        if isinstance(c, Station | Link):
-            out.append(c)
+        out.append(c)
         stack.extend(reversed(c.children()))
     return out
+
+
+def stations_and_links(roots: Sequence[Component]) -> list[Component]:
+    """Every :class:`Station` and :class:`Link` below ``roots`` (each once, in walk order)."""
+    return [c for c in components_below(roots) if isinstance(c, Station | Link)]
 
 
 def _per_io(component: Component, size: int) -> float | None:

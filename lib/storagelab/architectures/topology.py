@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from storagelab.architectures.capacities import Stage, capacity_table
+from storagelab.architectures.capacities import Stage, capacity_table, components_below
 from storagelab.architectures.parameters import ParamSet
+from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.provenance import CHOICE_UNIT, PRESET_UNIT, Param
@@ -97,7 +98,15 @@ class Topology:
         seed: int = 0,
         progress: bool = False,
     ) -> SimulationResult:
-        """Simulate ``workload`` on this topology (see :func:`storagelab.simulate`)."""
+        """Simulate ``workload`` on this topology (see :func:`storagelab.simulate`). The popularity each
+        stream declares (its ``locality``: Zipf, hot spot) reaches every working-set read cache of the
+        topology (:class:`~storagelab.components.tiering.WorkingSetReadCache`), keyed by the stream's name,
+        the class of its IOs, unless the preset gave that class its own."""
+        declared = {s.name: s.locality for s in workload.streams if s.locality is not None}
+        if declared:
+            for c in components_below(list(self.volumes.values())):
+                if isinstance(c, WorkingSetReadCache):
+                    c.popularity = {**declared, **c.popularity}
         sources = workload.sources(self.volumes)
         return simulate(
             sources[0].target, sources, duration=duration, warmup=warmup, seed=seed, progress=progress

@@ -14,8 +14,8 @@ that protocol (:func:`protocol_hit_ratio`), so read misses reach the 10K drives,
 the same method (:data:`HIT_RATIO_METHOD`, ``fixed-point``): the hit ratio the protocol gives
 at the rate the model itself runs at that hit ratio. The published 64-VM IOPS are therefore
 predictions, not inputs. (Before, the 64-VM hit ratio was computed from the published IOPS, which made
-them fitted; the two hybrids are the same model, so at their own fixed point they predict the same
-IOPS.) The simulation predicts everything else, including the shares.
+them fitted; the two hybrids differ only in processors that are far from busy, so at their own fixed
+points they predict about the same IOPS.) The simulation predicts everything else, including the shares.
 """
 
 from __future__ import annotations
@@ -124,8 +124,8 @@ def cold_cache_hit_ratio(vms: int, configuration: str) -> float:
 
 def _same_model(configuration: str) -> str:
     """The first configuration whose parameter values are all equal to ``configuration``'s: the same
-    model under another name (the two hybrids, since they share the host time), whose fixed point is
-    then computed once."""
+    model under another name, whose fixed point is then computed once (none today: the hybrids' hosts
+    have different processors)."""
     values = {k: p.value for k, p in preset.params(configuration).items()}
     return next(
         c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values

@@ -37,17 +37,18 @@ The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a paramet
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
 devices the same, so the model stripes each host's capacity tier over all its devices.
 
-Two parameters are fitted (:func:`storagelab.studies.vsan.claims.fit`), both by exact MVA of this
-network on the all-flash IOPS at 16 and 64 VMs: the software/network delay and the per-IO host
-processing time. The hybrids share both: the E5 v3 hybrid runs on the same hosts and ESXi build as the
-all-flash cluster; the E5 v2 hosts' processors (E5-2690 v2, 3.0 GHz) are clocked higher than the E5
-v3 ones (E5-2699 v3, 2.3 GHz), so their per-IO time is taken as the same, and their earlier ESXi 5.5
-Update 1 build is not modelled. No host time is fitted on the hybrids' IOPS, and their read hit
-ratio is the protocol's at the model's own rate at every VM count
-(:data:`storagelab.studies.vsan.claims.HIT_RATIO_METHOD`), so their IOPS at 64 VMs are predictions:
-the two hybrids are then the same model and predict the same IOPS, against 11,500 and 17,000
-published. (Fitted on its own IOPS at 64 VMs, the E5 v2 hybrid's host time came out several times the
-E5 v3 one, which the processors cannot explain, and kept its host IO path busy.)
+One parameter is fitted (:func:`storagelab.studies.vsan.claims.fit`): the software/network delay, by MVA
+of this network on the all-flash IOPS at 16 VMs, where one IO outstanding per VM makes the IOPS a measure
+of latency. Every capacity comes from hardware (:meth:`Topology.capacities`): each host processes the IOs
+it serves on its cores (two sockets of the processor the document names, with the cores and clock of
+Intel's specifications) at a per-IO cost in CPU cycles stated as an assumption with its source, and its
+10 GbE port carries their data; before, one server per host with a per-IO time fitted on the 64-VM
+plateau capped every host near 13,700 visits per second whatever its hardware. The hybrids share the
+delay (same vSAN version and network; the E5 v2 hosts' earlier ESXi 5.5 Update 1 build is not modelled).
+Their read hit ratio is the protocol's at the model's own rate at every VM count
+(:data:`storagelab.studies.vsan.claims.HIT_RATIO_METHOD`), so their IOPS at 64 VMs are predictions; the
+two hybrids differ only in their processors, which are far from busy, so they predict about the same
+IOPS, against 11,500 and 17,000 published.
 """
 
 from __future__ import annotations
