@@ -1,6 +1,9 @@
-"""Write the README's calibration table from the committed run (notebooks/calibration-quick.csv).
+"""Write the README's calibration tables from the committed runs: the in-study table from
+notebooks/calibration-quick.csv and the out-of-study (envelope) table from notebooks/envelope-quick.csv,
+two headline figures never added together. ``--envelope`` first re-runs the envelope claims (quick, seed 1)
+and rewrites notebooks/envelope-quick.csv.
 
-Called by `make calibration` after it re-runs the calibration; tests/test_readme.py checks the two agree.
+Called by `make calibration` after it re-runs the calibration; tests check the README and the runs agree.
 """
 
 from __future__ import annotations
@@ -12,7 +15,15 @@ from pathlib import Path
 from storagelab.calibration import CalibrationResult
 
 ROOT = Path(__file__).resolve().parents[1]
-START, END = "<!-- calibration-table: generated from notebooks/calibration-quick.csv -->", "<!-- /calibration-table -->"
+START, END = (
+    "<!-- calibration-table: generated from notebooks/calibration-quick.csv -->",
+    "<!-- /calibration-table -->",
+)
+ENV_START, ENV_END = (
+    "<!-- envelope-table: generated from notebooks/envelope-quick.csv -->",
+    "<!-- /envelope-table -->",
+)
+ENVELOPE_CSV = ROOT / "notebooks" / "envelope-quick.csv"
 
 
 def block() -> str:
@@ -20,14 +31,43 @@ def block() -> str:
     return f"{START}\n{table}\n{END}"
 
 
+def envelope_block() -> str:
+    import polars as pl
+
+    from storagelab.studies import envelope
+
+    table = pl.read_csv(ENVELOPE_CSV)
+    within, counted = envelope.headline(table)
+    lines = [
+        f"**Out of study: {within} of {counted} informative envelope claims within tolerance** "
+        f"({100 * within / counted:.1f} %; {table.height - counted} set apart: insensitive or derived).",
+        "",
+        "| claim | family | published | model | within | counted |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {r['claim']} | {r['family']} | {r['published']} {r['unit']} ({r['reading']}) | {envelope._number(r['model'])} | "
+        f"{'yes' if r['within'] else 'no'} | "
+        f"{'yes' if r['role'] == 'predicted' and r['sensitive'] else 'no: ' + ('derived' if r['role'] == 'derived' else 'insensitive')} |"
+        for r in table.iter_rows(named=True)
+    ]
+    return f"{ENV_START}\n" + "\n".join(lines) + f"\n{ENV_END}"
+
+
 def main() -> int:
+    if "--envelope" in sys.argv[1:]:
+        from storagelab.studies import envelope
+
+        envelope.evaluate(seed=1, quick=True).write_csv(ENVELOPE_CSV)
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        print(f"README.md has no {START!r} block", file=sys.stderr)
-        return 1
-    readme.write_text(pattern.sub(lambda _: block(), text), encoding="utf-8")
+    for start, end, make in ((START, END, block), (ENV_START, ENV_END, envelope_block)):
+        pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+        if not pattern.search(text):
+            print(f"README.md has no {start!r} block", file=sys.stderr)
+            return 1
+        text = pattern.sub(lambda _, make=make: make(), text)
+    readme.write_text(text, encoding="utf-8")
     return 0
 
 

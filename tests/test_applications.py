@@ -31,6 +31,7 @@ from storagelab.studies.vsan.workloads import vsan_iometer
 from storagelab.workloads import IOMETER_WEB_SERVER, AccessSpec
 from storagelab.workloads.application import ApplicationWorkload, BurstThink, Stream, combine
 from storagelab.workloads.catalogue import (
+    backup_stream,
     boot_storm,
     dvd_store,
     iometer_web_server,
@@ -593,3 +594,122 @@ def test_each_worker_issues_bursts_of_three(desktops):
     lengths = burst_lengths(plain, "vdi", 0.070)
     assert sum(lengths.values()) >= 30 * desktops
     assert set(lengths) == {3}, lengths
+
+
+# --- free workload axes: what a user varies, with fitted per-unit quantities held --------------------
+
+
+#: Jetstress at the study's 32 threads, as the generator built it before threads were a free axis.
+JETSTRESS_32_THINK_S = 32 / 630.229 - 17e-3
+JETSTRESS_32_LOG_RATE = 1140 * 252.745 / (630.229 + 481.876)
+
+
+@pytest.mark.parametrize("threads", [1, 4, 40])
+def test_jetstress_any_thread_count_keeps_the_fitted_per_thread_think_time(threads):
+    w = jetstress(threads=threads)
+    db, log = w.streams
+    assert (db.workers, db.outstanding) == (threads, 1)
+    # the think time is a thread's own, fitted at the study's 32 threads: held, not re-derived
+    assert db.think == pytest.approx(JETSTRESS_32_THINK_S, rel=1e-12)
+    think = w.params["thread_think"]
+    assert think.origin == "fit" and think.value == pytest.approx(1e3 * JETSTRESS_32_THINK_S, abs=5e-4)
+    assert "ds5020-f16-db-read-lat" in think.fitted_on
+    assert log.rate == pytest.approx(JETSTRESS_32_LOG_RATE, rel=1e-12)  # the target's, not the threads'
+    assert w.params["threads"].value == threads and w.params["threads"].origin == "user"
+    # and it runs: a closed loop of that many threads
+    source = db.source(Station("disk", Exponential(5e-3)))
+    assert isinstance(source, ClosedSource) and source.workers == threads
+
+
+def test_jetstress_at_the_study_s_thread_count_is_the_generator_it_was():
+    w = jetstress()
+    assert w == jetstress(threads=32)
+    db, log = w.streams
+    assert db.think == JETSTRESS_32_THINK_S  # bit for bit: the committed results depend on it
+    assert (db.workers, log.rate) == (32, pytest.approx(JETSTRESS_32_LOG_RATE, rel=1e-15))
+    assert w.params["thread_think"].value == 33.775 and w.params["threads"].origin == "document"
+
+
+@pytest.mark.parametrize(
+    ("build", "words"),
+    [
+        (lambda: jetstress(threads=0), ["jetstress", "threads", ">= 1", "0"]),
+        (lambda: jetstress(threads=2.5), ["jetstress", "threads", "integer"]),
+        (lambda: jetstress(mailboxes=0), ["jetstress", "mailboxes", ">= 1"]),
+        (lambda: jetstress(iops_per_mailbox=0), ["jetstress", "iops_per_mailbox", "> 0"]),
+        (lambda: dvd_store(vms=0), ["dvd_store", "vms", ">= 1"]),
+        (lambda: dvd_store(threads=0), ["dvd_store", "threads", ">= 1"]),
+        (lambda: dvd_store(think=-0.1), ["dvd_store", "think", ">= 0"]),
+        (lambda: dvd_store(database_size=100), ["dvd_store", "database_size", ">= 8192"]),
+        (lambda: loadgen_outlook_200(mailboxes=0), ["loadgen_outlook_200", "mailboxes", ">= 1"]),
+        (lambda: login_vsi(desktops=0), ["login_vsi", "desktops", ">= 1"]),
+        (lambda: login_vsi(iops_per_desktop=0), ["login_vsi", "iops_per_desktop", "> 0"]),
+        (lambda: boot_storm(desktops=0), ["boot_storm", "desktops", ">= 1"]),
+        (lambda: boot_storm(power_on_rate=0), ["boot_storm", "power_on_rate", "> 0"]),
+        (lambda: ilio_extra_writes(desktops=0), ["ilio_extra_writes", "desktops", ">= 1"]),
+        (lambda: atlantis_vdi_iometer(outstanding=0), ["atlantis_vdi_iometer", "outstanding", ">= 1"]),
+        (lambda: vsan_iometer(vms=0), ["vsan_iometer", "vms", ">= 1"]),
+        (lambda: orion_small(outstanding=0), ["orion_small", "outstanding", ">= 1"]),
+        (lambda: orion_large(outstanding=0), ["orion_large", "outstanding", ">= 1"]),
+        (lambda: iometer_web_server(workers=0), ["iometer_web_server", "workers", ">= 1"]),
+        (lambda: iometer_web_server(outstanding=0), ["iometer_web_server", "outstanding", ">= 1"]),
+        (lambda: sequential_scan(outstanding=0), ["sequential_scan", "outstanding", ">= 1"]),
+        (lambda: iometer_sequential_read(workers=0), ["iometer_sequential_read", "workers", ">= 1"]),
+        (lambda: iometer_cache_reads(outstanding=0), ["iometer_cache_reads", "outstanding", ">= 1"]),
+        (lambda: backup_stream(streams=0), ["backup_stream", "streams", ">= 1"]),
+    ],
+)
+def test_a_refused_axis_value_names_the_argument_and_its_range(build, words):
+    with pytest.raises(ValueError) as err:
+        build()
+    for w in words:
+        assert w in str(err.value), (w, str(err.value))
+
+
+def test_dvd_store_database_size_and_vms_set_the_data_with_ios_per_order_held():
+    default = only_stream(dvd_store())
+    assert default.span == 4 * 50 * 10**9
+    eight = dvd_store(vms=8)
+    assert only_stream(eight).span == 8 * 50 * 10**9 and only_stream(eight).workers == 8 * 12
+    big = dvd_store(database_size=200 * 10**9)
+    assert only_stream(big).span == 4 * 200 * 10**9
+    assert big.params["database_size"].value == 200 and big.params["database_size"].origin == "user"
+    assert dvd_store().params["database_size"].origin == "document"
+    for w in (eight, big, dvd_store(threads=3, think=0.0)):
+        assert w.params["ios_per_order"].value == 18 and w.params["ios_per_order"].origin == "fit"
+
+
+def test_login_vsi_extra_writes_and_loadgen_data_follow_their_desktops_and_mailboxes():
+    from storagelab.studies.ilio.workloads import DESKTOP_DISK
+    from storagelab.workloads.catalogue.loadgen import LOADGEN_BYTES_PER_MAILBOX
+    from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP
+
+    assert only_stream(login_vsi()).span == 600 * SPAN_PER_DESKTOP
+    assert only_stream(login_vsi(desktops=75)).span == 75 * SPAN_PER_DESKTOP
+    assert only_stream(ilio_extra_writes()).span == 75 * DESKTOP_DISK
+    assert only_stream(ilio_extra_writes(desktops=10)).span == 10 * DESKTOP_DISK
+    assert only_stream(loadgen_outlook_200()).span == 4 * 450 * 10**9
+    assert only_stream(loadgen_outlook_200(mailboxes=1000)).span == 1000 * LOADGEN_BYTES_PER_MAILBOX
+
+
+@pytest.mark.parametrize("desktops", [1, 3, 150, 601, 1000])
+def test_nexgen_workloads_take_any_desktop_count(desktops):
+    from storagelab.studies.nexgen.workloads import boot_storm_workload, steady_workload, storm_length_s
+
+    storm, steady = boot_storm_workload(desktops), steady_workload(desktops=desktops)
+    counts = {k.split(":")[0]: p.value for k, p in storm.params.items() if k.endswith(": desktops")}
+    assert sum(counts.values()) == desktops and max(counts.values()) - min(counts.values()) <= 1
+    vdi = [s for s in steady.streams if s.volume.startswith("vdt-")]
+    assert sum(s.rate for s in vdi) == pytest.approx(10.0 * desktops)
+    assert storm_length_s(desktops) == pytest.approx(desktops * 0.48 + 12.0)
+    # the fitted broker interval is held whatever the count
+    assert all(p.value == 0.48 for k, p in storm.params.items() if k.endswith("power_on_interval"))
+
+
+def test_nexgen_workloads_at_the_study_s_600_desktops_are_unchanged():
+    from storagelab.studies.nexgen.workloads import POOLS, boot_storm_workload, steady_workload
+
+    storm = boot_storm_workload()
+    assert [s.volume for s in storm.streams[2:]] == list(POOLS)
+    assert {storm.params[f"{p}: desktops"].value for p in POOLS} == {150}
+    assert steady_workload() == steady_workload(1, 600)

@@ -143,3 +143,34 @@ def test_nexgen_scenario_2_opm_is_the_vcpu_bound_the_fit_assumes():
     topo = preset.nexgen(qos=1, host_cache=1)
     res = topo.run(dvd_store(think=0.0), seed=1, warmup=1.0, duration=4.0)
     assert res.summary()["iops"][0] * 60 / IOS_PER_ORDER == pytest.approx(37_500, rel=0.01)
+
+
+def test_a_ram_host_cache_is_built_from_its_size_parameter_and_hits_like_a_flash_one():
+    """A host cache on a memory tier ("DDR3 DRAM": timing, no capacity of its own) needs its size set
+    (``host_cache_capacity``; without it the wrapper says so); built, two guests of 4 MiB each share
+    2 MiB of RAM (1 MiB, 128 blocks of 8 KiB, each): uniform reads over a guest's 512 blocks hit an LRU
+    cache of 128 of them 1/4 of the time once warm, and the hits are reads of the RAM (under a
+    microsecond each, against the array's milliseconds)."""
+    from storagelab.devices.dram import DRAM
+    from storagelab.studies.ds5020.preset import ds5020
+
+    with pytest.raises(ValueError, match=r"'DDR3 DRAM' has no capacity of its own.*host_cache_capacity"):
+        host_cache.with_host_cache(ds5020(), {"oracle-1": 2}, host_cache_card="DDR3 DRAM")
+    guest = 4 * 2**20
+    topo = host_cache.with_host_cache(
+        ds5020(), {"oracle-1": 2}, host_cache_card="DDR3 DRAM", host_cache_capacity=2 * 2**20 / 1e9,
+        host_cache_guest_disk=guest / 1e9,
+    )  # fmt: skip
+    assert topo.param("host_cache_capacity").origin == "user"
+    caches = topo.parts["host cache oracle-1"]
+    assert [m.capacity_bytes for m in caches.members] == [2**20, 2**20]
+    volume = topo.volumes["oracle-1"]
+    src = ClosedSource("vms", volume, FixedSampler(size=8192, span=2 * guest), workers=16, cls="vms")
+    simulate(volume, [src], duration=6.0, warmup=3.0, seed=1, progress=False)
+    hits = sum(m.read_hits for m in caches.members)
+    reads = hits + sum(m.read_misses + m.delayed_hits for m in caches.members)
+    assert reads > 5000
+    assert hits / reads == pytest.approx(0.25, abs=4 * np.sqrt(0.25 * 0.75 / reads) + 0.01)
+    ram = topo.parts["cache card"]
+    assert isinstance(ram.service_source, DRAM) and ram.service_source.mean_service_time(True, 8192) < 1e-6
+    assert ram.stats(3.0)["completed"] >= hits  # every hit read the RAM (and every miss filled it)

@@ -112,5 +112,5 @@ def test_bad_preset_overrides_are_refused_before_anything_runs(tmp_path, noteboo
 
 def test_good_overrides_are_accepted(tmp_path):
     path = tmp_path / "11-vsan-scaling.yaml"
-    path.write_text("overrides: {hosts: 8, node_service: 60 us}\n")
-    assert P.load_params("11-vsan-scaling", path)["overrides"] == {"hosts": 8, "node_service": "60 us"}
+    path.write_text("overrides: {hosts: 8, core_clock: 3 GHz}\n")
+    assert P.load_params("11-vsan-scaling", path)["overrides"] == {"hosts": 8, "core_clock": "3 GHz"}

@@ -333,3 +333,106 @@ def test_a_choice_param_names_one_of_its_choices():
     with pytest.raises(ValueError, match="fitted on"):
         command_ordering("sstf", origin="fit")  # chosen against published points: a fit names them
     assert command_ordering("sstf", origin="fit", fitted_on=("ds5020-t3-iops-total",)).fitted_on
+
+
+# --- components named by the device actually used ---------------------------------------------------
+
+
+def _component_names(topology: Topology) -> set[str]:
+    stack = [*topology.volumes.values(), *topology.parts.values()]
+    stack += [c for members in topology.roles.values() for c in members]
+    seen, names = set(), set()
+    while stack:
+        c = stack.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        names.add(c.name)
+        stack.extend(c.children())
+    return names
+
+
+def test_equallogic_names_its_drives_by_the_overriding_device():
+    from storagelab.studies.ilio.preset import equallogic
+
+    assert [d.name for d in equallogic().roles["drives"]][:2] == ["NL-SAS 1", "NL-SAS 2"]
+    for ilio in (False, True):
+        topology = equallogic(ilio=ilio, drive="15K FC/SAS")
+        drives = [d.name for d in topology.roles["drives"]]
+        assert drives == [f"15K FC/SAS {i}" for i in range(1, 25)], drives
+        assert not any("NL-SAS" in n for n in _component_names(topology))
+    # the default device, even when named by an override, keeps the study's names
+    assert equallogic(drive="7.2K NL-SAS").roles["drives"][0].name == "NL-SAS 1"
+
+
+def test_nexgen_names_its_drives_flash_and_host_card_by_the_overriding_devices():
+    from storagelab.studies.nexgen.preset import nexgen
+
+    default = _component_names(nexgen(host_cache=1))
+    assert {
+        "NL-SAS 1",
+        "NL-SAS RAID-10",
+        "ioMemory A",
+        "ioMemory read tier",
+        "ioDrive2 (SQL host)",
+    } <= default
+    topology = nexgen(host_cache=1, hdd="10K SAS", flash_device="SATA SSD", host_cache_card="NVMe SSD")
+    names = _component_names(topology)
+    assert [d.name for d in topology.roles["drives"]][:2] == ["10K SAS 1", "10K SAS 2"]
+    assert {"10K SAS RAID-10", "SATA SSD A", "SATA SSD B", "SATA SSD A + B", "SATA SSD read tier",
+            "NVMe SSD (SQL host)"} <= names  # fmt: skip
+    assert not [n for n in names if "NL-SAS" in n or "ioMemory" in n or "ioDrive2" in n], names
+
+
+def test_xtremio_and_vplex_name_their_ssds_by_the_overriding_device():
+    from storagelab.studies.vplex.preset import PRESETS, xtremio
+
+    assert "SSD 1" in _component_names(xtremio())
+    for name, build in PRESETS.items():
+        names = _component_names(build(ssd="NVMe SSD"))
+        ssds = {n for n in names if "SSD" in n and "write buffer" not in n}
+        assert ssds and all("NVMe SSD " in n for n in ssds), (name, sorted(ssds)[:4])
+
+
+def test_ds5020_drive_names_say_drive_whatever_the_device():
+    # the DS5020's components name no drive type ('exchange-db-1 drive 1'), so an override leaves them true
+    default, other = _component_names(ds5020(tiles=1)), _component_names(ds5020(tiles=1, drive="10K SAS"))
+    assert default == other and "exchange-db-1 drive 1" in default
+    assert not [n for n in default if any(w in n for w in ("15K", "FC/SAS", "SAS ", "NL-SAS"))]
+
+
+# -- capacities from hardware (issue 35) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(studies.registry.PRESETS))
+def test_no_fit_sets_a_single_servers_capacity_unless_the_document_shows_it_saturating(name):
+    """Every station and link of every preset is in a declared stage, and no stage whose per-IO cost is a
+    fit runs on a single server (or has fitted concurrency) without a 'saturates' row of the datasets."""
+    from storagelab.architectures.capacities import unmarked_fitted_ceilings
+    from storagelab.published.datasets import load
+
+    topo = studies.registry.PRESETS[name]()
+    assert unmarked_fitted_ceilings(topo) == []
+    rows = set(load()["row_id"].to_list())
+    for stage in topo.stages:
+        assert not stage.saturates or stage.saturates in rows, (name, stage.name, stage.saturates)
+    table = topo.capacities()
+    assert table.height == len(topo.stages) and table["servers"].min() >= 1
+
+
+def test_the_saturation_rule_fails_a_fitted_single_server_and_an_undeclared_station():
+    """The rule can fail: a fitted per-IO cost on one server with no 'saturates' row, and a station that no
+    stage declares, are each reported."""
+    from dataclasses import replace
+
+    from storagelab.architectures.capacities import unmarked_fitted_ceilings
+    from storagelab.studies.vsan.preset import vsan
+
+    topo = vsan("all-flash NVMe")
+    fitted_cpu = replace(topo.stages[1], cost=("stack_delay",))
+    for c in fitted_cpu.components:
+        c.servers = 1
+    topo.stages[1] = fitted_cpu
+    assert any("stack_delay" in p for p in unmarked_fitted_ceilings(topo))
+    topo.stages.pop(0)
+    assert any("10GbE" in p and "no declared stage" in p for p in unmarked_fitted_ceilings(topo))

@@ -96,9 +96,10 @@ def test_a_bad_capacity_is_refused():
 
 
 def test_vsan_hybrid_reads_the_drives_when_a_host_holds_more_than_its_read_cache():
-    """8 TB of data on a 4-host hybrid Virtual SAN with two copies: each host holds 4 TB against its
-    560 GB read cache (70 % of an 800 GB SSD), so about 14 % of reads hit and the 10K drives serve the
-    rest; 200 GB fits, every read hits and the drives see no IO."""
+    """8 TB of data on a 4-host hybrid Virtual SAN with two copies: each host holds 4 TB but serves the
+    reads of its 2 TB of primaries against its 560 GB read cache (70 % of an 800 GB SSD), so about 28 %
+    of reads hit and the 10K drives serve the rest; 200 GB fits, every read hits and the drives see no
+    IO."""
     from storagelab.studies.vsan.preset import vsan
 
     def run(span):
@@ -119,8 +120,8 @@ def test_vsan_hybrid_reads_the_drives_when_a_host_holds_more_than_its_read_cache
         return hit, total("read cache$", "data_bytes").mean(), drive_share
 
     hit, data, drives = run(8 * 10**12)
-    assert data == pytest.approx(4 * 10**12, rel=0.01)
-    assert hit == pytest.approx(560 / 4000, abs=0.02) and drives == pytest.approx(1 - hit, abs=0.03)
+    assert data == pytest.approx(2 * 10**12, rel=0.01)
+    assert hit == pytest.approx(560 / 2000, abs=0.02) and drives == pytest.approx(1 - hit, abs=0.03)
     hit, data, drives = run(200 * GB)
     assert hit == 1.0 and drives == 0.0
 
@@ -165,7 +166,8 @@ def test_resident_share_caps_the_hit_ratio_of_a_cache_that_holds_all_the_data():
 
 def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches_and_the_destage():
     """The study cleared the caches before each VM count: at 64 VMs the protocol's hit ratio (at the
-    model's own rate, the fixed point: the same for both hybrids, which are the same model) leaves
+    model's own rate, the fixed point: within 0.005 for both hybrids, whose processors differ and are far
+    from busy) leaves
     about 30 % of the reads to the 10K drives, which then serve them (the preset with warm caches left
     the drives idle: its hit ratio was 1). Besides the read misses
     the drives take the write log's destage, one IO per VM write that reached the host, within the
@@ -173,8 +175,8 @@ def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches_and_
     from storagelab.studies.vsan import claims
     from storagelab.studies.vsan.workloads import vsan_iometer
 
-    assert claims.protocol_hit_ratio("hybrid Xeon E5 v2", 64) == claims.protocol_hit_ratio(
-        "hybrid Xeon E5 v3", 64
+    assert claims.protocol_hit_ratio("hybrid Xeon E5 v2", 64) == pytest.approx(
+        claims.protocol_hit_ratio("hybrid Xeon E5 v3", 64), abs=0.005
     )
     for conf, low, high in (("hybrid Xeon E5 v2", 0.65, 0.75), ("hybrid Xeon E5 v3", 0.65, 0.75)):
         hit = claims.protocol_hit_ratio(conf, 64)
@@ -201,8 +203,7 @@ def test_vsan_cold_cache_hit_ratio_is_the_models_own_fixed_point():
 
     conf = "hybrid Xeon E5 v3"
     hit = claims.cold_cache_hit_ratio(8, conf)
-    iops = claims.simulated_iops(conf, 8, claims.preset.FITTED_NODE_SERVICE_US[conf], hit,
-                                 claims.preset.FITTED_STACK_DELAY_MS)  # fmt: skip
+    iops = claims.simulated_iops(conf, 8, hit, claims.preset.FITTED_STACK_DELAY_MS)
     assert claims.read_hit_ratio(iops / 8) == pytest.approx(hit, abs=0.003)
     assert 0.9 < hit < 1.0
 
@@ -242,3 +243,189 @@ def test_vsan_hybrid_iops_at_64_vms_are_predicted_not_fitted():
         assert claims._rate_is_published_iops(conf, 64, published), tag
         assert not claims._rate_is_published_iops(conf, 64), tag
         assert not claims._rate_is_published_iops(conf, 8, published), tag
+
+
+def _lru_replay(capacity_blocks: int, blocks: np.ndarray, classes: np.ndarray, n_classes: int) -> np.ndarray:
+    """Per-class hit ratio of an LRU cache of ``capacity_blocks`` over a block trace (its second half)."""
+    lru: OrderedDict[int, None] = OrderedDict()
+    hits, reads = np.zeros(n_classes), np.zeros(n_classes)
+    half = blocks.size // 2
+    for i, (b, c) in enumerate(zip(blocks.tolist(), classes.tolist(), strict=True)):
+        hit = b in lru
+        if hit:
+            lru.move_to_end(b)
+        else:
+            lru[b] = None
+            if len(lru) > capacity_blocks:
+                lru.popitem(last=False)
+        if i >= half:
+            hits[c] += hit
+            reads[c] += 1
+    return hits / reads
+
+
+def _simulated(cache: WorkingSetReadCache, sources: list) -> dict[str, float]:
+    simulate(cache, sources, duration=3.0, warmup=1.0, seed=1, progress=False)
+    return cache.class_ratios()
+
+
+def test_two_classes_reading_the_same_bytes_count_them_once_as_in_lru():
+    """Two classes read the same 64 MiB (4 KiB blocks, 3 reads in 4 from the first) through a 16 MiB
+    cache: the data is 64 MiB, not 128, so both hit 1/4 as an LRU replay of the merged trace does
+    (within 0.01); with the second class's range shifted by half (96 MiB in all, 32 MiB shared) each
+    class's ratio still matches the replay within 0.01."""
+    block, cache_bytes, span = 4096, 16 * 2**20, 64 * 2**20
+    for shift in (0, span // 2):
+        flash = Station("flash", Deterministic(50e-6), servers=8)
+        disk = Station("disk", Deterministic(1e-3), servers=64)
+        cache = WorkingSetReadCache("read cache", flash, disk, cache_bytes)
+        b_target = Extent("b data", cache, offset=shift) if shift else cache
+        model = _simulated(cache, [
+            OpenSource("a", cache, FixedSampler(size=block, span=span), rate=3000.0, cls="a"),
+            OpenSource("b", b_target, FixedSampler(size=block, span=span), rate=1000.0, cls="b"),
+        ])  # fmt: skip
+        assert cache.stats(1.0)["data_bytes"] == pytest.approx(span + shift, rel=0.01)
+        rng = np.random.default_rng(2)
+        n = 300_000
+        is_b = (rng.random(n) < 0.25).astype(int)
+        blocks = rng.integers(0, span // block, n) + is_b * (shift // block)
+        lru = _lru_replay(cache_bytes // block, blocks, is_b, 2)
+        if not shift:
+            assert lru == pytest.approx([0.25, 0.25], abs=0.01)
+        assert [model["a"], model["b"]] == pytest.approx(lru, abs=0.01), (shift, model, lru)
+
+
+def _zipf_sources(cache: WorkingSetReadCache, span: int, locality, rate: float, cls: str) -> OpenSource:
+    from storagelab.workloads.access_spec import AccessSpec, SizeShare
+
+    spec = AccessSpec(
+        name=cls, sizes=(SizeShare(size=4096, pct=100),), read_pct=100, random_pct=100, align=4096
+    )
+    return OpenSource(cls, cache, spec, rate=rate, cls=cls, span=span, locality=locality)
+
+
+@pytest.mark.parametrize("alpha, blocks, share", [(0.9, 20_000, 0.10), (1.0, 100_000, 0.05)])
+def test_zipf_popularity_declared_by_the_workload_hits_as_in_lru(alpha, blocks, share):
+    """Reads skewed by Zipf(alpha) over ``blocks`` 4 KiB regions, declared to the cache as the class's
+    popularity, through a cache of ``share`` of the data: Che's approximation over geometric rank bins
+    matches an LRU replay of the same locality within 0.01 (measured within 0.002: 0.574 vs 0.573 for
+    0.9 / 20,000 / 10 %, 0.665 vs 0.667 for 1.0 / 100,000 / 5 %), where uniform access would give
+    ``share``; the run hits at the model's ratio."""
+    from storagelab.workloads.locality import Zipf
+
+    block = 4096
+    zipf = Zipf(alpha, blocks)
+    capacity = int(share * blocks) * block
+    flash = Station("flash", Deterministic(50e-6), servers=8)
+    disk = Station("disk", Deterministic(1e-3), servers=64)
+    cache = WorkingSetReadCache("read cache", flash, disk, capacity, popularity={"zipf": zipf})
+    model = _simulated(cache, [_zipf_sources(cache, blocks * block, zipf, 20_000.0, "zipf")])
+    trace = zipf.offsets(np.random.default_rng(3), 10 * blocks, blocks, 1)
+    lru = _lru_replay(capacity // block, trace, np.zeros(trace.size, dtype=int), 1)[0]
+    assert model["zipf"] == pytest.approx(lru, abs=0.01)
+    assert model["zipf"] > 3 * share
+    assert cache.stats(1.0)["read_hit_ratio"] == pytest.approx(model["zipf"], abs=0.02)
+
+
+def test_a_hot_spot_beside_a_uniform_class_on_the_same_bytes_hits_as_in_lru():
+    """An OLTP class sends 90 % of its reads to the first 10 % of 80 MiB (a hot spot, declared), a scan
+    class reads the same 80 MiB uniformly at a quarter of the rate, through an 8 MiB cache: each
+    class's ratio matches an LRU replay of the merged trace within 0.01 (uniform popularity would give
+    both about 0.1)."""
+    from storagelab.workloads.locality import HotSpot
+
+    block, blocks = 4096, 20_000
+    hot = HotSpot(0.1, 90)
+    capacity = blocks // 10 * block
+    flash = Station("flash", Deterministic(50e-6), servers=8)
+    disk = Station("disk", Deterministic(1e-3), servers=64)
+    cache = WorkingSetReadCache("read cache", flash, disk, capacity, popularity={"oltp": hot})
+    model = _simulated(cache, [
+        _zipf_sources(cache, blocks * block, hot, 16_000.0, "oltp"),
+        OpenSource("scan", cache, FixedSampler(size=block, span=blocks * block), rate=4000.0, cls="scan"),
+    ])  # fmt: skip
+    rng = np.random.default_rng(4)
+    n = 400_000
+    is_scan = (rng.random(n) < 0.2).astype(int)
+    trace = np.where(is_scan, rng.integers(0, blocks, n), hot.offsets(rng, n, blocks, 1))
+    lru = _lru_replay(capacity // block, trace, is_scan, 2)
+    assert [model["oltp"], model["scan"]] == pytest.approx(lru, abs=0.01), (model, lru)
+    assert model["oltp"] > 0.5 and model["scan"] < 0.35
+
+
+def test_a_host_with_two_copies_sizes_its_cache_by_the_primaries_it_serves():
+    """Two hosts, two copies (compact: each host holds every region, its primaries and the other's
+    secondaries), 70 % reads uniform over 256 MiB: each host serves the reads of its 128 MiB of
+    primaries (the writes reach both copies), so its 32 MiB read cache hits 1/4 of them, as an LRU
+    replay of each host's reads does, not the 1/8 a cache sized by both copies' range would."""
+    from storagelab.components.cluster import ReplicatedCluster
+
+    block, data, placement = 4096, 256 * 2**20, 2**20
+    hosts = []
+    for h in range(2):
+        flash = Station(f"host {h} flash", Deterministic(50e-6), servers=8)
+        disk = Station(f"host {h} disk", Deterministic(1e-3), servers=64)
+        hosts.append(WorkingSetReadCache(f"host {h} read cache", flash, disk, 32 * 2**20))
+    cluster = ReplicatedCluster(
+        "cluster", hosts, replicas=2, placement_bytes=placement, compact=True, copy_run=4
+    )
+    src = OpenSource(
+        "vms", cluster, FixedSampler(size=block, read_pct=70, span=data), rate=10_000.0, cls="vms"
+    )
+    simulate(cluster, [src], duration=3.0, warmup=1.0, seed=1, progress=False)
+    rng = np.random.default_rng(5)
+    blocks = rng.integers(0, data // block, 400_000)
+    host_of = (blocks * block // placement) % 2
+    for h, cache in enumerate(hosts):
+        mine = blocks[host_of == h]
+        lru = _lru_replay(cache.capacity // block, mine, np.zeros(mine.size, dtype=int), 1)[0]
+        assert lru == pytest.approx(0.25, abs=0.01)
+        assert cache.class_ratios()["vms"] == pytest.approx(lru, abs=0.01), h
+        assert cache.stats(1.0)["data_bytes"] == pytest.approx(data / 2, rel=0.02)
+        assert cache.stats(1.0)["read_hit_ratio"] == pytest.approx(0.25, abs=0.02)
+
+
+def test_the_same_addresses_on_two_luns_are_different_data():
+    """Two classes read the first 32 MiB of two LUNs (the same addresses, different data) as often
+    each through a 16 MiB cache: 64 MiB of data, so both hit 1/4 (counting the addresses once would
+    give 1/2)."""
+    from storagelab.components.extent import Lun
+
+    block, span = 4096, 32 * 2**20
+    flash = Station("flash", Deterministic(50e-6), servers=8)
+    disk = Station("disk", Deterministic(1e-3), servers=64)
+    cache = WorkingSetReadCache("read cache", flash, disk, 16 * 2**20)
+    model = _simulated(cache, [
+        OpenSource("a", Lun("LUN 0", 0, cache), FixedSampler(size=block, span=span), rate=2000.0, cls="a"),
+        OpenSource("b", Lun("LUN 1", 1, cache), FixedSampler(size=block, span=span), rate=2000.0, cls="b"),
+    ])  # fmt: skip
+    assert cache.stats(1.0)["data_bytes"] == pytest.approx(2 * span, rel=0.01)
+    assert model == pytest.approx({"a": 0.25, "b": 0.25}, abs=0.005)
+
+
+def test_a_topology_run_gives_the_cache_the_popularity_each_stream_declares():
+    """A workload stream that declares Zipf locality, run through Topology.run, reaches the preset's
+    working-set cache as that class's popularity: the hit ratio is the Zipf one an LRU replay gives
+    (within 0.02), far above the uniform share the cache would assume without it."""
+    from storagelab.architectures.parameters import ParamSet
+    from storagelab.architectures.topology import Topology
+    from storagelab.workloads.access_spec import AccessSpec
+    from storagelab.workloads.application import ApplicationWorkload, Stream
+    from storagelab.workloads.locality import Zipf
+
+    block, blocks, share = 4096, 20_000, 0.1
+    zipf = Zipf(0.9, blocks)
+    capacity = int(share * blocks) * block
+    flash = Station("flash", Deterministic(50e-6), servers=8)
+    disk = Station("disk", Deterministic(1e-3), servers=64)
+    cache = WorkingSetReadCache("read cache", flash, disk, capacity)
+    topo = Topology("cache", {"lun": cache}, ParamSet("cache", {}, {}))
+    spec = AccessSpec(name="4K read", sizes=[{"size": block, "pct": 100}], read_pct=100, random_pct=100,
+                      align=block)  # fmt: skip
+    stream = Stream("zipf", "lun", spec, blocks * block, rate=20_000.0, locality=zipf)
+    topo.run(ApplicationWorkload("zipf", (stream,)), duration=2.0, warmup=1.0, seed=1)
+    assert cache.popularity == {"zipf": zipf}
+    trace = zipf.offsets(np.random.default_rng(3), 10 * blocks, blocks, 1)
+    lru = _lru_replay(capacity // block, trace, np.zeros(trace.size, dtype=int), 1)[0]
+    assert cache.class_ratios()["zipf"] == pytest.approx(lru, abs=0.02)
+    assert lru > 3 * share

@@ -130,28 +130,30 @@ def test_vsan_hybrid_drives_order_by_rotation_and_take_the_destage():
     assert iops["satf"] > 1.2 * iops["elevator"]
 
 
-def test_vsan_hybrids_share_the_all_flash_host_time_so_it_is_fitted_on_no_hybrid_point():
-    """The three configurations run one vSAN 5.5 IO path: one host time, fitted on the all-flash IOPS,
-    so neither hybrid's IOPS at 64 VMs is a point the host time was fitted on."""
+def test_vsan_hosts_process_ios_on_their_cores_and_no_fit_sets_a_capacity():
+    """Each host's IO processing is a per-IO CPU cost (stated, not fitted) on the host's cores (the
+    processor's datasheet cores, two sockets); the only fit is the software/network delay, fitted on the
+    all-flash IOPS at 16 VMs, so no hybrid point and no 64-VM point is fitted on."""
     from storagelab.studies.vsan import preset
 
-    af = preset.params("all-flash NVMe")["node_service"]
-    for conf in ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3"):
-        p = preset.params(conf)["node_service"]
-        assert (p.value, p.fitted_on) == (af.value, af.fitted_on), conf
-        assert not any(row.startswith("vsan-hyb") for row in p.fitted_on), conf
+    for conf in preset.CONFIGURATIONS:
+        topo = preset.vsan(conf)
+        cores = topo.roles["host CPUs"]
+        expected = 2 * preset.PROCESSORS[conf][1]
+        assert [c.servers for c in cores] == [expected] * 4, conf
+        fits = {k: p.fitted_on for k, p in topo.params.declared().items() if p.origin == "fit"}
+        assert fits == {"stack_delay": ("vsan-af-iops-vm16",)}, conf
+        assert topo.param("cpu_cycles_per_io").origin == "assumption"
 
 
-def test_the_hybrids_are_one_model_so_their_cold_cache_fixed_point_is_computed_once():
-    """Equal parameter values, equal simulations: the E5 v3 hybrid's fixed point is the E5 v2 one's."""
+def test_a_fixed_point_is_computed_once_per_model_and_the_hybrids_differ_in_their_processors():
+    """Equal parameter values share one fixed point; the two hybrids' hosts have different processors (the
+    E5-2690 v2's 10 cores at 3.0 GHz, the E5-2699 v3's 18 at 2.3 GHz), so each has its own."""
     from storagelab.studies.vsan import claims
 
-    claims._cold_cache_hit_ratio.cache_clear()
-    v2 = claims.cold_cache_hit_ratio(8, "hybrid Xeon E5 v2")
-    v3 = claims.cold_cache_hit_ratio(8, "hybrid Xeon E5 v3")
-    assert v2 == v3
-    assert claims._cold_cache_hit_ratio.cache_info().misses == 1
     assert claims._same_model("all-flash NVMe") == "all-flash NVMe"
+    assert claims._same_model("hybrid Xeon E5 v3") == "hybrid Xeon E5 v3"
+    assert claims._same_model("hybrid Xeon E5 v2") == "hybrid Xeon E5 v2"
 
 
 def test_the_hybrids_iops_at_64_vms_are_predicted_because_their_hit_ratio_is_the_models_own():

@@ -182,8 +182,9 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
         return {"row": row, "evaluations": None}
     except OutsideBracket as err:
         status = "fails at the lowest load" if err.side == "low" else "holds at the highest load"
+        # the busiest component at that end of the bracket: what would bind first beyond it
         row.update(headroom=err.multiplier, low=None, high=None, status=status, fails_first=err.failing or str(err).split(" (seed")[0],
-                   bottleneck="", bottleneck_utilisation=None)  # fmt: skip
+                   bottleneck=err.bottleneck, bottleneck_utilisation=err.bottleneck_utilisation)  # fmt: skip
         ev = err.evaluations
         return {
             "row": row,

@@ -144,7 +144,8 @@ class OutsideBracket(ValueError):
     """The service levels fail already at the bracket's ``low`` end (``side == "low"``) or still hold at
     its ``high`` end (``side == "high"``); ``multiplier`` is that end; ``evaluations``: the runs made
     (as :attr:`Headroom.evaluations`); ``failing``: at the low end, the service level that fails (or
-    the component out of its range)."""
+    the component out of its range); ``bottleneck`` and ``bottleneck_utilisation``: the busiest component
+    at that end and its utilisation (0..1), when known."""
 
     def __init__(
         self,
@@ -153,9 +154,12 @@ class OutsideBracket(ValueError):
         multiplier: float,
         evaluations: pl.DataFrame | None = None,
         failing: str = "",
+        bottleneck: str = "",
+        bottleneck_utilisation: float | None = None,
     ) -> None:
         super().__init__(message)
         self.side, self.multiplier, self.evaluations, self.failing = side, multiplier, evaluations, failing
+        self.bottleneck, self.bottleneck_utilisation = bottleneck, bottleneck_utilisation
 
 
 def headroom(
@@ -234,6 +238,7 @@ def headroom(
                 lo,
                 pl.DataFrame(rows),
                 seen[lo, s][1],
+                *seen[lo, s][3:5],
             )
         if evaluate(hi, s):
             raise OutsideBracket(
@@ -241,6 +246,8 @@ def headroom(
                 "high",
                 hi,
                 pl.DataFrame(rows),
+                "",
+                *seen[hi, s][3:5],
             )
         while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance):
             mid = (lo + hi) // 2 if integer else math.sqrt(lo * hi)

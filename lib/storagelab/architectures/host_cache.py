@@ -1,5 +1,5 @@
-"""Put a host-side flash read cache (ioTurbine on an ioDrive2, :mod:`storagelab.components.host_cache`)
-in front of any preset's volumes.
+"""Put a host-side read cache (ioTurbine on an ioDrive2, :mod:`storagelab.components.host_cache`, or a
+RAM cache on a memory tier) in front of any preset's volumes.
 
 >>> from storagelab.architectures import host_cache
 >>> from storagelab.studies.ds5020.preset import ds5020
@@ -8,6 +8,13 @@ in front of any preset's volumes.
 Each listed volume is split among its guests (VMs) of ``host_cache_guest_disk`` bytes; each guest gets its share of
 one card (``host_cache_share`` of the card, divided equally among all cached guests). Cold by default (block
 caches that warm up during the run); ``warm_hit_ratio`` gives the steady state instead.
+
+The card's size is ``host_cache_capacity``; its default, 0, takes a flash card's own capacity (its device
+preset's). A memory tier (``host_cache_card="DDR3 DRAM"``) has no capacity of its own (a DRAM preset
+describes timing, not modules), so a RAM host cache needs ``host_cache_capacity`` set:
+
+>>> ram = host_cache.with_host_cache(ds5020(), {"oltp": 4}, host_cache_card="DDR3 DRAM",
+...                                  host_cache_capacity=64)                  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -15,13 +22,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from storagelab.architectures.compose import extend
+from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components.host_cache import Guests, HostFlashCache, WarmHostCache, partition
 from storagelab.kernel.component import Component
 from storagelab.kernel.station import Station
 from storagelab.provenance import PRESET_UNIT, Param
 
-__all__ = ["guest_caches", "host_cache_params", "with_host_cache"]
+__all__ = [
+    "card_bytes",
+    "guest_caches",
+    "host_cache_capacity_param",
+    "host_cache_params",
+    "with_host_cache",
+]
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 
@@ -38,6 +52,29 @@ def host_cache_params() -> dict[str, Param]:
                             "plus the tempdb database' (each guest's cached disk)"),
         "host_cache_block": Param(8, "KiB", "assumption", "cache block: one SQL Server page"),
     }  # fmt: skip
+
+
+def host_cache_capacity_param() -> Param:
+    """The wrapper's ``host_cache_capacity``: the card's bytes the host cache may use (GB); 0, the
+    default, takes a flash card's own capacity; a memory tier has none, so a RAM cache must set it."""
+    return Param(0, "GB", "assumption", "bytes of the card the host cache may use; 0 takes a flash card's own "
+                 "capacity (its device preset's); a memory tier has none, so set it", low=0.0)  # fmt: skip
+
+
+def card_bytes(p: ParamSet, device: object) -> int:
+    """The host cache card's bytes: ``host_cache_capacity`` when set (> 0), else ``device``'s (the card's)
+    own capacity; a device without one (a memory tier) needs ``host_cache_capacity``."""
+    size = p["host_cache_capacity"].si
+    if size > 0:
+        return int(size)
+    card = p["host_cache_card"].value
+    capacity = getattr(device, "capacity", None)
+    if not capacity:
+        raise ValueError(
+            f"{p.preset}: host cache card {card!r} has no capacity of its own (a memory tier); set "
+            "host_cache_capacity (GB), e.g. host_cache_capacity=64"
+        )
+    return int(capacity)
 
 
 def guest_caches(
@@ -74,7 +111,8 @@ def with_host_cache(
     **overrides: object,
 ) -> Topology:
     """``topology`` with each volume of ``volumes`` (volume -> its number of guests) behind a host cache
-    on one card; the other volumes are untouched. ``overrides``: :func:`host_cache_params` by name.
+    on one card; the other volumes are untouched. ``overrides``: :func:`host_cache_params` and
+    ``host_cache_capacity`` (:func:`host_cache_capacity_param`) by name.
     ``parts["host cache <volume>"]`` has each volume's caches (their ``timeline()``), ``parts["cache
     card"]`` the card."""
     name = f"{topology.name} + host flash cache"
@@ -84,12 +122,14 @@ def with_host_cache(
     bad = {v: n for v, n in volumes.items() if not (isinstance(n, int) and n >= 1)}
     if bad:
         raise ValueError(f"{name}: guests per volume must be whole numbers >= 1, got {bad}")
-    p = extend(topology, name, host_cache_params(), overrides)
+    own = {**host_cache_params(), "host_cache_capacity": host_cache_capacity_param()}
+    p = extend(topology, name, own, overrides)
     device = p.device("host_cache_card")
     card = Station("cache card", device)
     total_guests = sum(volumes.values())
     share = p["host_cache_share"].value / total_guests
-    per_guest = partition(device.capacity, {f"guest {i}": share for i in range(total_guests)})["guest 0"]
+    shares = {f"guest {i}": share for i in range(total_guests)}
+    per_guest = partition(card_bytes(p, device), shares)["guest 0"]
     out = dict(topology.volumes)
     parts: dict[str, Component] = {**topology.parts, "cache card": card}
     for v, n in volumes.items():

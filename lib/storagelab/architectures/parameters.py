@@ -80,6 +80,7 @@ class ParamSet(Mapping[str, Param]):
     ) -> None:
         self.preset = preset
         self._params = dict(params)
+        self._defaults = dict(params)  # as the preset declares them, before overrides
         self._read: set[str] = set()
         self.scale = current_capacity_scale()
         for name, p in self._params.items():
@@ -134,6 +135,15 @@ class ParamSet(Mapping[str, Param]):
         if self.scale != 1.0 and p.capacity == "device" and p.origin != "fit":
             return devices.ScaledDevice(model, 1 / self.scale)
         return model
+
+    def device_label(self, name: str, default_label: str) -> str:
+        """What a component built from the device of parameter ``name`` is called: ``default_label`` (the
+        preset's own word for its default device, e.g. ``"NL-SAS"``) while that parameter holds the
+        preset's default device, the device preset's name (``"15K FC/SAS"``) when it was overridden."""
+        p = self[name]
+        if p.unit != PRESET_UNIT:
+            raise TypeError(f"preset {self.preset!r}: parameter {name!r} is not a device preset's name")
+        return default_label if p.value == self._defaults[name].value else str(p.value)
 
     def unread(self) -> list[str]:
         """Declared parameters the preset has not read."""

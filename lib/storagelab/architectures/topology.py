@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from storagelab.architectures.capacities import Stage, capacity_table, components_below
 from storagelab.architectures.parameters import ParamSet
+from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.provenance import CHOICE_UNIT, PRESET_UNIT, Param
@@ -23,8 +25,9 @@ class Topology:
     ``assumption`` or ``user``). Building the topology refuses a declared parameter the preset never
     read. ``parts`` names components worth inspecting after a run (a replication's timeline and RPO, a
     link); ``roles`` groups components by what they are (``"drives"``, ``"write logs"``, ``"front end"``...),
-    so that an analysis finds them by role (:meth:`role_stats`), not by their names. Components belong to
-    one run: call the preset again for the next one."""
+    so that an analysis finds them by role (:meth:`role_stats`), not by their names. ``stages`` declares
+    every stage that can bind, with its hardware and the parameters that set its capacity
+    (:meth:`capacities`). Components belong to one run: call the preset again for the next one."""
 
     name: str
     volumes: dict[str, Component]
@@ -32,6 +35,7 @@ class Topology:
     notes: str = ""
     parts: dict[str, Component] = field(default_factory=dict)
     roles: dict[str, list[Component]] = field(default_factory=dict)
+    stages: list[Stage] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.params, ParamSet):
@@ -79,6 +83,12 @@ class Topology:
                     "origin": pl.String, "source": pl.String, "fitted_on": pl.String, "capacity": pl.String},
         )  # fmt: skip
 
+    def capacities(self) -> pl.DataFrame:
+        """Every declared stage that can bind: what it is physically, its servers, its per-IO time and
+        capacity (IOPS at 4 KiB, MB/s at 256 KiB) and where each comes from
+        (:func:`storagelab.architectures.capacities.capacity_table`)."""
+        return capacity_table(self)
+
     def run(
         self,
         workload: ApplicationWorkload,
@@ -88,7 +98,15 @@ class Topology:
         seed: int = 0,
         progress: bool = False,
     ) -> SimulationResult:
-        """Simulate ``workload`` on this topology (see :func:`storagelab.simulate`)."""
+        """Simulate ``workload`` on this topology (see :func:`storagelab.simulate`). The popularity each
+        stream declares (its ``locality``: Zipf, hot spot) reaches every working-set read cache of the
+        topology (:class:`~storagelab.components.tiering.WorkingSetReadCache`), keyed by the stream's name,
+        the class of its IOs, unless the preset gave that class its own."""
+        declared = {s.name: s.locality for s in workload.streams if s.locality is not None}
+        if declared:
+            for c in components_below(list(self.volumes.values())):
+                if isinstance(c, WorkingSetReadCache):
+                    c.popularity = {**declared, **c.popularity}
         sources = workload.sources(self.volumes)
         return simulate(
             sources[0].target, sources, duration=duration, warmup=warmup, seed=seed, progress=progress

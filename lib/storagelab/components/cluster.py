@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from simpy.events import Event
 
+from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel.component import Component, completion_in
 from storagelab.kernel.composition import AllOf
 from storagelab.kernel.io import IORequest
@@ -32,6 +33,13 @@ class ReplicatedCluster(Component):
     half the devices of an even stripe). A node addresses at most ``copy_run x replicas`` regions more
     than it holds. Without ``compact`` every node sees the cluster's addresses (nodes that are whole
     systems, e.g. one desktop host each).
+
+    A node's :class:`~storagelab.components.tiering.WorkingSetReadCache` sizes the data whose reads it
+    serves from the range its reads span; the cluster tells it (its ``served_share``) what share of
+    that range holds such data: with ``compact`` and reads to the primary, ``1 / replicas`` (the node's
+    other copies lie between its primaries and are only written); without ``compact``, ``1 / n`` (the
+    regions whose primary is the node), or ``replicas / n`` with round-robin reads. A cache reached
+    from ``k`` nodes (one array behind every node) serves ``k`` times that share, at most all of it.
     """
 
     def __init__(
@@ -64,6 +72,29 @@ class ReplicatedCluster(Component):
         self.compact, self.copy_run = compact, copy_run
         self._rr = 0
         self.reset_stats()
+        self._tell_read_caches()
+
+    def _tell_read_caches(self) -> None:
+        """Set the ``served_share`` of the working-set read caches below the nodes (see the class doc)."""
+        n = len(self.nodes)
+        if self.read_policy == "primary":
+            per_node = 1.0 / self.replicas if self.compact else 1.0 / n
+        else:
+            per_node = 1.0 if self.compact else self.replicas / n
+        reached: dict[int, list] = {}  # id -> [cache, nodes it is reached from]
+        for node in self.nodes:
+            seen: set[int] = set()
+            stack: list[Component] = [node]
+            while stack:
+                c = stack.pop()
+                if id(c) in seen:
+                    continue
+                seen.add(id(c))
+                if isinstance(c, WorkingSetReadCache):
+                    reached.setdefault(id(c), [c, 0])[1] += 1
+                stack.extend(c.children())
+        for cache, count in reached.values():
+            cache.served_share *= min(1.0, count * per_node)
 
     def children(self) -> list[Component]:
         return self.nodes

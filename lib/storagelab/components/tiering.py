@@ -15,15 +15,19 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
+import numpy as np
 from scipy import optimize
 from simpy.events import Event
 
 from storagelab.kernel.component import Component
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import variates
+from storagelab.workloads.locality import HotSpot, Locality, Uniform, Zipf
 
 
 class ReadWriteSplit(Component):
@@ -97,25 +101,55 @@ class WorkingSetReadCache(WarmReadCache):
     """A warm read cache of ``capacity`` bytes in front of ``backend``, whose hit ratios follow from the
     data it fronts and how often each part is read, as an LRU cache's steady state.
 
-    The reads of each IO class are taken as independent references spread uniformly over the bytes
-    that class reads (``D_c``: from its lowest to its highest byte read so far) at the class's share of
-    the reads (``n_c``, its reads so far). Che's approximation of LRU under independent references then
-    gives each class's hit ratio ``h_c = 1 - exp(-n_c t / D_c)``, where the characteristic time ``t``
-    fills the cache: ``sum_c D_c (1 - exp(-n_c t / D_c)) = capacity`` (every class hits when
-    ``sum_c D_c <= capacity``). One class alone hits ``min(1, capacity / D)`` exactly; a small, busy
-    class (a master image during a boot storm) stays resident beside a large, rarely read one (mail
-    databases). The estimates are refreshed every :data:`REFRESH` reads and when a class's range grows;
-    a run's warm-up covers the time they take to settle. References skewed within a class (hot spots)
-    hit more often than this.
+    **What each class reads.** Each IO class ``c`` reads, on each volume, the bytes from its lowest to its highest byte
+    read so far (``[lo_c, hi_c)``, ``D_c`` bytes) ``n_c`` times (its reads so far), spread over them by
+    its declared popularity (``popularity[c]``, a :mod:`~storagelab.workloads.locality` model, as the
+    workload's source places its random IOs over its span; uniform when not declared):
 
-    ``resident_share`` (0..1, default 1: warm) caps every class's hit ratio: the share of the data
-    referenced since the cache was last cleared (:func:`cold_start_hit_ratio`), for a cache measured
-    before it has seen all its data."""
+    - :class:`~storagelab.workloads.locality.Uniform`: ``n_c / D_c`` reads per byte everywhere;
+    - :class:`~storagelab.workloads.locality.HotSpot` ``(f, p)``: two uniform parts, the first ``f`` of
+      the range read ``p`` % of the time, the rest the remainder;
+    - :class:`~storagelab.workloads.locality.Zipf` ``(alpha, blocks)``: the range cut into ``blocks``
+      equal regions, the rank-``k`` region read ``k**-alpha / H`` of the time, uniformly inside; the
+      regions are scattered over the range, so any part of the range holds the same mix of ranks. The
+      ranks are grouped by :func:`zipf_bins` (geometric bins), so an evaluation costs O(bins), not
+      O(blocks).
+
+    **Classes that share addresses.** Ranges are kept per volume (``io.volume``: a LUN's number; the
+    same addresses on two volumes are different data), and each volume's ranges are cut into disjoint
+    segments at every range end; in a segment each byte is read at the sum of the per-byte rates of the classes covering it (two
+    classes reading the same bytes count them once). Zipf classes in one segment are taken as placed
+    independently of each other (their bins combine pairwise), unless they declare the same model over
+    the same range: then their hot regions coincide and their reads add.
+
+    **Che's approximation.** With groups ``g`` of ``B_g`` bytes each read at ``r_g`` reads per byte,
+    the characteristic time ``t`` fills the cache: ``sum_g B_g (1 - exp(-r_g t)) = capacity``; a byte of
+    group ``g`` is resident when read with probability ``1 - exp(-r_g t)``, and a class's hit ratio is
+    the read-weighted mean of that over the groups it reads. The cache's block size drops out: a block
+    of ``b`` bytes is read at ``b r_g`` and there are ``B_g / b`` of them, so ``t`` scales by ``1 / b``
+    and nothing else changes, as long as a block is no larger than a popularity region (one IO, or a
+    Zipf region, whichever is smaller). Every class hits when all the data fits (``sum_g B_g <=
+    capacity``); one uniform class alone hits ``capacity / D`` exactly. The estimates are refreshed every
+    :data:`REFRESH` reads and whenever a class's range grows; a run's warm-up covers the time they take
+    to settle.
+
+    ``served_share`` (0..1, default 1) is the share of the bytes in the read ranges whose reads reach
+    this cache: a :class:`~storagelab.components.cluster.ReplicatedCluster` sets it on the caches of its
+    nodes (a node with its copies packed serves the reads of its primaries only: ``1 / replicas`` of its
+    addresses). ``resident_share`` (0..1, default 1: warm) caps every class's hit ratio: the share of
+    the data referenced since the cache was last cleared (:func:`cold_start_hit_ratio`), for a cache
+    measured before it has seen all its data."""
 
     REFRESH = 256
 
     def __init__(
-        self, name: str, cache: Component, backend: Component, capacity: int, resident_share: float = 1.0
+        self,
+        name: str,
+        cache: Component,
+        backend: Component,
+        capacity: int,
+        resident_share: float = 1.0,
+        popularity: Mapping[str, Locality] | None = None,
     ) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
             raise ValueError(
@@ -127,40 +161,133 @@ class WorkingSetReadCache(WarmReadCache):
             or not (0.0 <= resident_share <= 1.0)
         ):
             raise ValueError(f"read cache {name!r}: resident_share must be in [0, 1], got {resident_share!r}")
+        popularity = dict(popularity or {})
+        for cls, model in popularity.items():
+            if not isinstance(model, Uniform | HotSpot | Zipf):
+                raise ValueError(
+                    f"read cache {name!r}: popularity of class {cls!r} must be a Uniform, HotSpot or Zipf "
+                    f"locality, got {model!r}"
+                )
         super().__init__(name, cache, backend, 1.0)
         self.capacity = capacity
         self.resident_share = float(resident_share)
+        #: per class name: how its reads spread over the bytes it reads
+        self.popularity: dict[str, Locality] = popularity
+        #: share (0..1] of the bytes in the read ranges whose reads reach this cache
+        self.served_share = 1.0
 
     def on_bind(self) -> None:
         super().on_bind()
-        #: per class: [lowest byte read, end of the highest byte read, reads]
-        self.classes: dict[str, list[int]] = {}
+        #: per (class, volume): [lowest byte read, end of the highest byte read, reads]
+        self.classes: dict[tuple[str, int], list[int]] = {}
         self.class_hit_ratio: dict[str, float] = {}
         self._until_refresh = 0
 
+    def _popularity(self, cls: str) -> Locality | None:
+        """The declared popularity of ``cls`` (a source's split read class ``"<cls> read"`` takes its
+        source's)."""
+        model = self.popularity.get(cls)
+        if model is None and cls.endswith(" read"):
+            model = self.popularity.get(cls[: -len(" read")])
+        return None if isinstance(model, Uniform) else model
+
+    def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+        """The data as groups of equally read bytes: ``(bytes[G], reads per byte[G], the reads per byte
+        each class contributes[G, C], class names[C])``."""
+        names = list(dict.fromkeys(c for c, _v in self.classes))
+        col = {c: i for i, c in enumerate(names)}
+        # pieces by volume: (lo, hi, reads, class, Zipf model or None); a hot spot is two uniform pieces
+        by_volume: dict[int, list[tuple[float, float, float, str, Zipf | None]]] = {}
+        for (c, volume), (lo, hi, n) in self.classes.items():
+            pieces = by_volume.setdefault(volume, [])
+            model = self._popularity(c)
+            if isinstance(model, HotSpot):
+                cut = lo + model.hot_fraction * (hi - lo)
+                share = model.hot_access_pct / 100.0
+                pieces += [(lo, cut, n * share, c, None), (cut, hi, n * (1.0 - share), c, None)]
+            else:
+                pieces.append((lo, hi, float(n), c, model if isinstance(model, Zipf) else None))
+        sizes, rates, contribs = [], [], []
+        for a, b, covering in self._segments(by_volume):
+            size = np.array([(b - a) * self.served_share])
+            rate = np.zeros(1)
+            contrib = np.zeros((1, len(names)))
+            zipfs: dict[tuple[Zipf, float, float], list[tuple[float, str]]] = {}
+            for lo, hi, n, c, model in covering:
+                if model is None:
+                    per_byte = n / (hi - lo)
+                    rate += per_byte
+                    contrib[:, col[c]] += per_byte
+                else:  # the same model over the same range: the same hot regions
+                    zipfs.setdefault((model, lo, hi), []).append((n, c))
+            for (model, lo, hi), readers in zipfs.items():
+                byte_share, read_share = zipf_bins(model.alpha, model.blocks)
+                per_byte = read_share / (byte_share * (hi - lo))  # per read of the class, by bin
+                add = np.zeros((per_byte.size, len(names)))
+                for n, c in readers:
+                    add[:, col[c]] += n * per_byte
+                size = np.outer(size, byte_share).ravel()
+                rate = (rate[:, None] + add.sum(axis=1)[None, :]).ravel()
+                contrib = (contrib[:, None, :] + add[None, :, :]).reshape(-1, len(names))
+            sizes.append(size)
+            rates.append(rate)
+            contribs.append(contrib)
+        return np.concatenate(sizes), np.concatenate(rates), np.concatenate(contribs), names
+
+    @staticmethod
+    def _segments(
+        by_volume: Mapping[int, list[tuple[float, float, float, str, Zipf | None]]],
+    ) -> Iterator[tuple[float, float, list[tuple[float, float, float, str, Zipf | None]]]]:
+        """The disjoint segments ``(start, end, pieces covering it)`` of each volume's pieces (bytes)."""
+        for pieces in by_volume.values():
+            edges = sorted({x for p in pieces for x in p[:2]})
+            for a, b in itertools.pairwise(edges):
+                covering = [p for p in pieces if p[0] <= a and b <= p[1] and p[1] > p[0]]
+                if covering:
+                    yield a, b, covering
+
+    def data_bytes(self) -> float:
+        """Bytes the classes read (each byte of each volume once, however many classes read it), of
+        those this cache serves."""
+        total = 0
+        for volume in {v for _c, v in self.classes}:
+            spans = sorted((lo, hi) for (_c, v), (lo, hi, _n) in self.classes.items() if v == volume)
+            end = -math.inf
+            for lo, hi in spans:
+                if hi > end:
+                    total += hi - max(lo, end)
+                    end = hi
+        return total * self.served_share
+
     def class_ratios(self) -> dict[str, float]:
         """Each class's hit ratio from the ranges and read counts so far (Che's approximation)."""
-        span = {c: hi - lo for c, (lo, hi, _n) in self.classes.items()}
-        if sum(span.values()) <= self.capacity:
-            return dict.fromkeys(self.classes, self.resident_share)
-        rate = {c: n / span[c] for c, (_lo, _hi, n) in self.classes.items()}
+        if not self.classes:
+            return {}
+        if self.data_bytes() <= self.capacity:
+            return dict.fromkeys((c for c, _v in self.classes), self.resident_share)
+        size, rate, contrib, names = self._groups()
+        capacity = float(self.capacity)
 
         def excess(t: float) -> float:
-            return sum(d * -math.expm1(-rate[c] * t) for c, d in span.items()) - self.capacity
+            return float(size @ -np.expm1(-rate * t)) - capacity
 
-        hi = 1.0 / max(rate.values())
+        hi = 1.0 / float(rate.max())
         while excess(hi) < 0:
             hi *= 2.0
         t = optimize.brentq(excess, 0.0, hi, xtol=1e-12 * hi, rtol=1e-10)
-        return {c: min(self.resident_share, -math.expm1(-rate[c] * t)) for c in self.classes}
+        resident = -np.expm1(-rate * t)
+        reads = contrib * size[:, None]  # reads of each class in each group
+        ratios = (resident @ reads) / reads.sum(axis=0)
+        return {c: min(self.resident_share, float(h)) for c, h in zip(names, ratios, strict=True)}
 
     def submit(self, io: IORequest) -> Event:
         if not io.is_read:
             return self.backend.submit(io)
-        entry = self.classes.get(io.cls)
+        key = (io.cls, io.volume)
+        entry = self.classes.get(key)
         end = io.address + io.size
         if entry is None:
-            self.classes[io.cls] = [io.address, end, 1]
+            self.classes[key] = [io.address, end, 1]
             self._until_refresh = 0
         else:
             entry[2] += 1
@@ -175,5 +302,35 @@ class WorkingSetReadCache(WarmReadCache):
         return super().submit(io)
 
     def stats(self, elapsed: float) -> dict[str, float]:
-        data = sum(hi - lo for lo, hi, _n in self.classes.values())
-        return {**super().stats(elapsed), "data_bytes": float(data), "capacity_bytes": float(self.capacity)}
+        return {
+            **super().stats(elapsed),
+            "data_bytes": float(self.data_bytes()),
+            "capacity_bytes": float(self.capacity),
+        }
+
+
+@functools.lru_cache(maxsize=64)
+def zipf_bins(
+    alpha: float, blocks: int, single: int = 32, ratio: float = 1.1
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks ``1..blocks`` of a Zipf law of exponent ``alpha`` grouped for Che's approximation:
+    ``(share of the blocks in each bin, share of the references in each bin)``, both summing to 1.
+
+    The first ``single`` ranks are a bin each, the rest are cut into geometric bins (each ``ratio``
+    times as many ranks as the last), so a bin's ranks differ in popularity by at most ``ratio**alpha``
+    and there are about ``single + ln(blocks / single) / ln(ratio)`` bins (some 120 for a million
+    blocks). Within a bin every block is taken at the bin's mean popularity."""
+    k = np.arange(1, blocks + 1, dtype=np.float64)
+    p = k**-alpha
+    p /= p.sum()
+    edges = [0]
+    while edges[-1] < blocks:
+        e = edges[-1]
+        edges.append(min(blocks, e + 1 if e < single else max(e + 1, math.ceil(e * ratio))))
+    edges_a = np.asarray(edges)
+    counts = np.diff(edges_a).astype(np.float64)
+    mass = np.add.reduceat(p, edges_a[:-1])
+    byte_share, read_share = counts / blocks, mass
+    byte_share.setflags(write=False)
+    read_share.setflags(write=False)
+    return byte_share, read_share

@@ -75,8 +75,22 @@ def plan(layout: ProjectLayout, params_files: dict[str, Path] | None = None) -> 
     return runs
 
 
+def headlines(nb: nbformat.NotebookNode) -> list[str]:
+    """The printed output of the notebook's cells tagged ``headline`` (computed figures, e.g. the
+    calibration's in-study and out-of-study counts), one entry per non-empty line."""
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "headline" in cell.metadata.get("tags", []):
+            for o in cell.get("outputs", []):
+                if o.get("output_type") == "stream" and o.get("name") == "stdout":
+                    out += [ln.strip() for ln in o.get("text", "").splitlines() if ln.strip()]
+    return out
+
+
 def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str, str]:
-    """The first markdown heading, and the paragraph after it cut at a word boundary."""
+    """The first markdown heading, and the paragraph after it cut at a word boundary, followed by the
+    notebook's computed :func:`headlines` (each in bold)."""
+    tops = "".join(f"\n\n**{h}**" for h in headlines(nb))
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
@@ -84,8 +98,8 @@ def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str
                 body = " ".join(ln for ln in lines[1:] if not ln.startswith("#")).replace("`", "")
                 if len(body) > limit:
                     body = body[:limit].rsplit(" ", 1)[0] + " …"
-                return lines[0].lstrip("# "), body
-    return "", ""
+                return lines[0].lstrip("# "), body + tops
+    return "", tops
 
 
 def inputs_key(run: NotebookRun) -> str:

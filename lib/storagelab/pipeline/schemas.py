@@ -63,8 +63,10 @@ class KernelValidationParams(NotebookParams):
 #: (``storagelab calibrate --quick --out notebooks/calibration-quick.csv``), checked by a test that
 #: re-runs it.
 CALIBRATION_CSV = "calibration-quick.csv"
-#: The committed quick run before the calibration's rules were applied evenly (notebook 10's recount).
-CALIBRATION_BEFORE_CSV = "calibration-quick-round2.csv"
+#: The committed quick run before every capacity came from hardware (notebook 10's recount).
+CALIBRATION_BEFORE_CSV = "calibration-quick-even-rules.csv"
+#: The committed envelope (out-of-study) run notebook 10 and the README show.
+ENVELOPE_CSV = "envelope-quick.csv"
 
 
 class CalibrationParams(NotebookParams):
@@ -79,6 +81,11 @@ class CalibrationParams(NotebookParams):
     compare_with: str = Field(
         default=CALIBRATION_BEFORE_CSV,
         description="an earlier calibration table, relative to notebooks/, to recount against (empty: none)",
+    )
+    envelope_csv: str = Field(
+        default=ENVELOPE_CSV,
+        description="envelope claims table (out of study), relative to notebooks/ (empty: run the envelope "
+        "claims now, quick, with seed)",
     )
     studies: list[StudyId] = Field(
         default=["ds5020", "vsan", "nexgen", "ilio", "vplex"],

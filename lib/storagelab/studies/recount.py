@@ -1,7 +1,10 @@
-"""Why each claim's role, sensitivity or result moved when the calibration's rules were applied the same
-way in every study (the committed run ``notebooks/calibration-quick-round2.csv`` against the current
-one): notebook 10 shows :data:`REASONS` beside :meth:`CalibrationResult.changes
-<storagelab.calibration.CalibrationResult.changes>`, and a test checks that every claim that moved has one."""
+"""Why each claim's role, sensitivity or result moved between committed calibration runs: when the rules
+were applied the same way in every study (``notebooks/calibration-quick-round2.csv`` against
+``calibration-quick-even-rules.csv``: :data:`REASONS`), and when every capacity came from hardware
+(``calibration-quick-even-rules.csv`` against the current ``calibration-quick.csv``: :data:`HARDWARE_REASONS`).
+Notebook 10 shows them beside :meth:`CalibrationResult.changes
+<storagelab.calibration.CalibrationResult.changes>` (:func:`reasons_since`), and tests check that every claim
+that moved has one."""
 
 from __future__ import annotations
 
@@ -96,3 +99,47 @@ REASONS: dict[str, str] = {
         "published 221 IOPS at every capacity scale, so insensitive"
     ),
 }
+
+
+#: Per claim id, why it moved when every capacity came from hardware (issue 35: the vSAN host's IOs on its
+#: cores at a stated per-IO cost, its 10 GbE port, the software delay refitted on the 16-VM point alone).
+_DELAY = (
+    "the software/network delay is refitted on the all-flash IOPS at 16 VMs alone (0.6472 ms, was 0.4936 ms "
+    "beside a fitted 72.74 us host time on one server): at light load every IO spends longer in it"
+)
+HARDWARE_REASONS: dict[str, str] = {
+    "vsan-hyb-v3-qos1-vm4": _DELAY + ", so more IOs lie above 1 ms at four VMs: the share now passes",
+    "vsan-hyb-v3-qos2-vm64": _DELAY
+    + ", which shifts every IO at 64 VMs: the share under 2 ms falls just below "
+    "the tolerance",
+    "vsan-af-qos1-vm4": _DELAY
+    + "; the share under 1 ms at four VMs passes, but only through the fitted delay "
+    "(insensitive to the capacities)",
+    "vsan-af-iops-vm16": "fitted by MVA on this point, where the flash is a delay; the simulation runs 6 % under "
+    "the MVA (reads queue behind the NVMe buffer's destage on the S3500s) and the published figure is an "
+    "'over' bound, so the fitted point misses. The second fitted parameter absorbed this before",
+    "vsan-af-iops-vm32": "no single-server host ceiling: the 32 VMs' IOPS are set by their latency (QD1 workers), "
+    "now over the published bound",
+    "vsan-af-iops-vm64": "predicted, no longer fitted (no host time is fitted on the 64-VM plateau): the model "
+    "runs at twice the published 'over' bound, so the claim passes at every capacity scale (insensitive). What "
+    "held the study's cluster near 40,000 IOPS at 64 QD1 VMs (1.6 ms per IO) is not in the document",
+}
+
+#: Each committed run, the run after it, and the reasons for what moved between them.
+RUNS: dict[str, tuple[str, dict[str, str]]] = {
+    "calibration-quick-round2.csv": ("calibration-quick-even-rules.csv", REASONS),
+    "calibration-quick-even-rules.csv": ("calibration-quick.csv", HARDWARE_REASONS),
+}
+
+
+def reasons_since(run: str) -> dict[str, str]:
+    """The reasons for what moved from the committed run ``run`` (a file name under notebooks/) to the
+    current one: every step's reasons, the later step's where both name a claim."""
+    name = run.rsplit("/", 1)[-1]
+    if name not in RUNS:
+        raise ValueError(f"no recorded reasons since {run!r}; committed runs: {', '.join(RUNS)}")
+    out: dict[str, str] = {}
+    while name in RUNS:
+        name, reasons = RUNS[name]
+        out |= reasons
+    return out

@@ -183,7 +183,8 @@ def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
 def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     """The same closed mirrored cluster written the textbook SimPy way, with the preset's parameter values
     and device models: a process per VM; the software path and network as a timeout; per copy a process
-    that queues for its host's ``simpy.Resource`` (the vSAN IO path) and then for the device's (the
+    that crosses its host's 10 GbE port (a ``simpy.Resource`` per direction: a write's payload in, a
+    read's data out), queues for the host's CPU cores (a ``simpy.Resource`` of that many) and for the device's (the
     capacity SSD the 1 MiB placement unit stripes to for reads, the NVMe buffer for writes); a write
     waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
     writes it to one of the host's capacity SSDs (the preset's write log at its level destages one IO
@@ -194,11 +195,15 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     p = vsan(VSAN_CONFIGURATION).params
     hosts, copies = int(p["hosts"].value), int(p["copies"].value)
     per_host, unit = int(p["capacity_devices_per_host"].value), int(p["placement"].si)
-    stack_mean, stack_scv, node_mean = p["stack_delay"].si, p["stack_delay_scv"].value, p["node_service"].si
+    stack_mean, stack_scv = p["stack_delay"].si, p["stack_delay_scv"].value
+    cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
+    node_mean = p["cpu_cycles_per_io"].value / p["core_clock"].si
+    link_s = 4096 / p["host_link_rate"].si
     ssd, nvme = p.device("capacity_device"), p.device("write_buffer_device")
     env = simpy.Environment()
     rng = np.random.default_rng(seed)
-    cpu = [simpy.Resource(env, 1) for _ in range(hosts)]
+    cpu = [simpy.Resource(env, cores) for _ in range(hosts)]
+    nic = [[simpy.Resource(env, 1), simpy.Resource(env, 1)] for _ in range(hosts)]  # in, out
     reads = [[simpy.Resource(env, ssd.parallelism) for _ in range(per_host)] for _ in range(hosts)]
     writes = [simpy.Resource(env, nvme.parallelism) for _ in range(hosts)]
     sigma2 = np.log1p(stack_scv)
@@ -212,6 +217,10 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
             yield env.timeout(ssd.service_time(False, 4096, 0, rng))
 
     def copy(h: int, is_read: bool, address: int):
+        if not is_read:  # the write's payload enters the host's port
+            with nic[h][0].request() as req:
+                yield req
+                yield env.timeout(link_s)
         with cpu[h].request() as req:
             yield req
             yield env.timeout(rng.exponential(node_mean))
@@ -221,6 +230,10 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
             yield env.timeout(model.service_time(is_read, 4096, 0, rng))
         if not is_read:
             env.process(destage(h))
+        else:  # the read's data leave through the host's port
+            with nic[h][1].request() as req:
+                yield req
+                yield env.timeout(link_s)
 
     def vm():
         while True:

@@ -44,7 +44,10 @@ __all__ = [
     "assumed",
     "combine",
     "documented",
+    "documented_default",
     "fit_default",
+    "need_count",
+    "need_positive",
 ]
 
 
@@ -266,3 +269,33 @@ def fit_default(value: float, default: float, unit: str, how: str, fitted_on: tu
     if value == default:
         return Param(value, unit, "fit", how, fitted_on=fitted_on)
     return Param(value, unit, "user", f"set by the caller (the default {default:g} is a fit: {how})")
+
+
+def documented_default(value: float, default: float, unit: str, source: str) -> Param:
+    """The study's documented value of a number a user varies (``source`` quotes it), or the caller's own
+    value, tagged ``user``, when it differs."""
+    if value == default:
+        return Param(value, unit, "document", source)
+    return Param(value, unit, "user", f"set by the caller (the study's value is {default:g}: {source})")
+
+
+# -- a generator's arguments -----------------------------------------------------------------------------
+
+
+def need_count(generator: str, arg: str, value: object, low: int = 1) -> int:
+    """``value`` as a count of at least ``low``; otherwise a ValueError naming ``generator``'s argument
+    ``arg`` and the allowed range."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{generator}: {arg} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def need_positive(generator: str, arg: str, value: object, unit: str, *, zero: bool = False) -> float:
+    """``value`` as a finite number > 0 (>= 0 with ``zero``); otherwise a ValueError naming
+    ``generator``'s argument ``arg``, the allowed range and the unit."""
+    ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and (value >= 0 if zero else value > 0)):
+        raise ValueError(
+            f"{generator}: {arg} must be a finite number {'>= 0' if zero else '> 0'} {unit}, got {value!r}"
+        )
+    return float(value)

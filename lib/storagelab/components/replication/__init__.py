@@ -9,6 +9,10 @@ hold: the **data at risk** (bytes) and the **lag** (seconds since the oldest suc
 acknowledged: the recovery point if the other site were lost now). A sampler records both every
 ``sample_interval`` seconds (:meth:`ReplicatedVolume.timeline`, :meth:`ReplicatedVolume.rpo`).
 
+The replication engine's work per write (``engine_local`` at the writing site, before the write goes
+anywhere; ``engine_remote`` at the receiving site, before the write is applied and acknowledged) is a pure
+delay on the write's path: it does not queue (see :class:`ReplicatedVolume`).
+
 Failures are events of the run (:class:`LinkLoss`, :class:`LinkRestore`, :class:`LinkChange`,
 :class:`SiteLoss`), given when the volume is built:
 

@@ -75,6 +75,11 @@ class AsyncReplica(ReplicatedVolume):
 
     # -- admission (throttling) ----------------------------------------------------------------------
     def _write(self, site: int, io: IORequest, done: Event) -> None:
+        """The engine at the writing site takes the write (``engine_local``: received, ordered), then it
+        is admitted into the buffer (or throttled) and written."""
+        self._after_local_engine(site, io, done, lambda: self._write_taken(site, io, done))
+
+    def _write_taken(self, site: int, io: IORequest, done: Event) -> None:
         if self.mode != "replicating":
             self._write_local(site, io, done, replicate=False)
             return

@@ -112,12 +112,23 @@ class DeltaSetReplica(AsyncReplica):
             if delta is not None:
                 self._exchanging = True
                 delta.state = "exchanging"
-                self._transfer(delta, epoch, lambda io: self.wan.send(self.active, io.size, io), "exchanged")
+                self._transfer(delta, epoch, self._exchange_extent, "exchanged")
         if not self._applying and self._closed and self._closed[0].state == "exchanged":
             self._applying = True
             delta = self._closed[0]
             delta.state = "applying"
             self._transfer(delta, epoch, lambda io: self.sites[peer].applier.submit(io), "applied")
+
+    def _exchange_extent(self, io: IORequest) -> Event:
+        """One extent of a delta crosses the link and the peer's engine takes it (``engine_remote``, paid
+        per extent: a delta set coalesces writes, so the receiving engine handles extents, not host
+        writes)."""
+        crossed = self.wan.send(self.active, io.size, io)
+        if self.engine_remote <= 0:
+            return crossed
+        taken = Event(self.env)
+        crossed.callbacks.append(lambda _e: self._after_remote_engine(lambda: taken.succeed(io)))
+        return taken
 
     def _extents(self, delta: _Delta) -> list[tuple[int, int]]:
         """The delta's regions as extents (first region, count) of contiguous regions, each at most

@@ -105,6 +105,13 @@ class LogReplica(AsyncReplica):
     def _arrived(self, version: int, entry: _LogEntry, epoch: int) -> None:
         if self.wan.epoch != epoch:
             return
+        self._after_remote_engine(lambda: self._received_by_engine(version, entry, epoch))
+
+    def _received_by_engine(self, version: int, entry: _LogEntry, epoch: int) -> None:
+        """The peer's engine has taken the write (``engine_remote``): protocol B acknowledges its receipt,
+        and the peer applies it."""
+        if self.wan.epoch != epoch:
+            return
         peer = 1 - self.active
         if self.protocol == "B":  # the peer has it in memory: its acknowledgement crosses back
             self.wan.send(peer, 0, entry.io).callbacks.append(lambda _e: self._received(entry, epoch))

@@ -6,7 +6,7 @@ is replicated: :mod:`.sync_mirror`, :mod:`.async_replica` (:mod:`.log_replica`, 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -36,7 +36,16 @@ class ReplicatedVolume(Component):
     """The state every replication mode shares: two sites, the link, region versions, failures, the
     lag sampler. Subclasses say how a write is replicated (:meth:`_write`) and what they buffer. ``mode``
     is ``replicating``, ``detecting`` (the peer is gone, not yet decided), ``isolated`` (one site continues
-    alone) or ``resyncing`` (dirty regions are being copied back)."""
+    alone) or ``resyncing`` (dirty regions are being copied back).
+
+    ``engine_local`` and ``engine_remote`` (s, default 0) are the replication engine's work per write at
+    each end: at the writing site before the write goes anywhere (received, ordered, journalled), at the
+    receiving site before the write is applied and acknowledged. Each is a pure delay on the write's path,
+    not a station: it does not queue. The engine's concurrency (its cores or directors) is not known for
+    an arbitrary preset, and a single-server station would serialise every write of the pair; a model
+    whose engine has known hardware models it as a station of its own (the VPLEX directors) and leaves
+    these at 0. So at loads where the engine's cores saturate this underestimates the write latency.
+    Resynchronisation copies pay neither."""
 
     def __init__(
         self,
@@ -51,6 +60,8 @@ class ReplicatedVolume(Component):
         region_bytes: int = 4096,
         resync_window: int = 256,
         sample_interval: float = 0.01,
+        engine_local: float = 0.0,
+        engine_remote: float = 0.0,
     ) -> None:
         super().__init__(name)
         if len(sites) != 2:
@@ -62,6 +73,9 @@ class ReplicatedVolume(Component):
                 f"replicated volume {name!r}: need detection_time >= 0 s, region_bytes >= 1, "
                 f"resync_window >= 1 and sample_interval > 0 s"
             )
+        for what, cost in (("engine_local", engine_local), ("engine_remote", engine_remote)):
+            if not cost >= 0:
+                raise ValueError(f"replicated volume {name!r}: {what} must be >= 0 s, got {cost}")
         for f in failures:
             if not isinstance(f, LinkLoss | LinkRestore | LinkChange | SiteLoss):
                 raise TypeError(f"replicated volume {name!r}: unknown failure {f!r}")
@@ -75,6 +89,7 @@ class ReplicatedVolume(Component):
         self.preferred, self.witness = preferred, witness
         self.detection_time, self.region_bytes = float(detection_time), int(region_bytes)
         self.resync_window, self.sample_interval = resync_window, float(sample_interval)
+        self.engine_local, self.engine_remote = float(engine_local), float(engine_remote)
         self.front_ends = [_SiteFrontEnd(self, 0), _SiteFrontEnd(self, 1)]
 
     def at(self, site: int) -> Component:
@@ -135,6 +150,35 @@ class ReplicatedVolume(Component):
 
     def _write(self, site: int, io: IORequest, done: Event) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    # -- the replication engine's per-write work at each end -----------------------------------------
+    def _after_local_engine(self, site: int, io: IORequest, done: Event, go: Callable[[], None]) -> None:
+        """Run ``go`` once the engine at the writing site has taken the host write (received, ordered,
+        journalled it): ``engine_local`` seconds, a pure delay (it does not queue: see the module). A
+        site lost meanwhile completes nothing; a site suspended meanwhile holds the write, which is served
+        again (and pays the engine again) when the site resumes."""
+        if self.engine_local <= 0:
+            go()
+            return
+
+        def resume(_e: Event) -> None:
+            if not self.site_up[site]:
+                return
+            if self.suspended[site]:
+                self._held[site].append((io, done))
+                return
+            go()
+
+        self.env.timeout(self.engine_local).callbacks.append(resume)
+
+    def _after_remote_engine(self, go: Callable[[], None]) -> None:
+        """Run ``go`` once the engine at the receiving site has taken a replicated write (received and
+        ordered or journalled it, before it is applied and acknowledged): ``engine_remote`` seconds, a pure
+        delay."""
+        if self.engine_remote <= 0:
+            go()
+            return
+        self.env.timeout(self.engine_remote).callbacks.append(lambda _e: go())
 
     # -- versions: what each site holds of what was acknowledged -------------------------------------
     def _regions(self, io: IORequest) -> range:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from storagelab.architectures.capacities import Stage, stations_and_links
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components import raid
@@ -218,6 +219,19 @@ class _Volumes:
         self.drive_bytes = p.device("drive").capacity
         self.host_io_time = p["host_io_time"].si
 
+    def stages(self, volumes: dict[str, Component]) -> list[Stage]:
+        """The stages that can bind (:mod:`storagelab.architectures.capacities`): host paths,
+        controllers, drive channels and drives."""
+        drives = [c for c in stations_and_links(list(volumes.values())) if isinstance(c, Station)]
+        return [
+            Stage("host paths", self.paths, "8 Gb FC host ports", cost=("host_path_rate",)),
+            Stage("controllers", self.controllers, "DS5020 RAID controller (per-IO processing and internal "
+                  "transfer)", cost=("controller_overhead", "controller_bandwidth")),
+            Stage("drive channels", [ch for c in self.channels for ch in c], "4 Gb FC drive-side ports",
+                  cost=("drive_channel_rate",)),
+            Stage("drives", drives, f"{self.p['drive'].value} drives", cost=("drive",)),
+        ]  # fmt: skip
+
     def volume(self, name: str, level: str, drives: int, controller: int | None = None) -> Component:
         """A volume of ``drives`` drives in ``level``, owned by controller index ``controller`` (default:
         round robin), reached through its owner's host ports and drive channels in turn."""
@@ -278,7 +292,7 @@ def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology
         for t in range(1, tiles + 1)
         for kind, (level, drives) in TILE_LAYOUT.items()
     }
-    return Topology(name, volumes, p, roles={"read caches": build.read_caches})
+    return Topology(name, volumes, p, roles={"read caches": build.read_caches}, stages=build.stages(volumes))
 
 
 def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topology:
@@ -288,7 +302,7 @@ def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topolog
     p = ParamSet(name, params(host_paths), overrides)
     build = _Volumes(p, 8 * 4, 8)
     volumes = {f"lun-{i}": build.volume(f"lun-{i}", "RAID-10", 4) for i in range(1, 9)}
-    return Topology(name, volumes, p, roles={"read caches": build.read_caches})
+    return Topology(name, volumes, p, roles={"read caches": build.read_caches}, stages=build.stages(volumes))
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

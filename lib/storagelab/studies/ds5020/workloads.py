@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from storagelab.provenance import Param
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
-from storagelab.workloads.application import ApplicationWorkload, Stream, assumed, combine, documented
+from storagelab.workloads.application import (
+    ApplicationWorkload,
+    Stream,
+    assumed,
+    combine,
+    documented,
+    documented_default,
+    need_count,
+    need_positive,
+)
 from storagelab.workloads.catalogue import iometer_web_server, sequential_scan
 
 _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
@@ -20,7 +29,10 @@ ORION_IOPS, ORION_MBPS, ORION_MIN_LAT = ("small", 25), ("large", 9), ("small", 1
 def tile_workload(tiles: int, orion: tuple[str, int] = ORION_IOPS) -> ApplicationWorkload:
     """``tiles`` tiles of the mixed workload: Jetstress, Orion (``(kind, outstanding)``), the Iometer
     web server and the 256 KB scan, each against its own tile's volumes."""
+    need_count("tile_workload", "tiles", tiles)
     kind, q = orion
+    if kind not in ("small", "large"):
+        raise ValueError(f"tile_workload: orion's kind must be 'small' or 'large', got {kind!r}")
     parts = []
     for t in range(1, tiles + 1):
         oracle = (orion_small if kind == "small" else orion_large)(
@@ -59,6 +71,16 @@ EXCHANGE_2007_PAGE = 8 * 1024
 _JETSTRESS_FITTED_ON = (
     "ds5020-f16-db-reads", "ds5020-f16-db-read-lat", "ds5020-t2-latency-t4", "ds5020-t2-iops-t4",
 )  # fmt: skip
+#: Figure 16: the database reads (pages/s), database writes (pages/s) and log writes (/s) of the run.
+_F16_DB_READS, _F16_DB_WRITES, _F16_LOG_WRITES = 630.229, 481.876, 252.745
+#: Figure 16: Avg. Disk sec/Read of the database (s).
+_F16_DB_READ_LAT = 17e-3
+#: The threads of the run the think time is fitted on (the study's 'Thread – 32').
+JETSTRESS_THREADS = 32
+#: A Jetstress thread's time per database read outside the storage (s), fitted by Little's law on Figure
+#: 16 at the study's 32 threads: 32 / 630.229 reads/s - 17 ms. A per-thread quantity: it is held when the
+#: thread count varies (the database IOPS then follow from the closed loop).
+JETSTRESS_THREAD_THINK_S = JETSTRESS_THREADS / _F16_DB_READS - _F16_DB_READ_LAT
 
 
 def jetstress(
@@ -87,11 +109,15 @@ def jetstress(
     storage system achieves come from the closed loop. A thread spends time outside its reads
     (transaction processing, log commits): by Little's law on Figure 16, 32 threads reading 630.229
     pages/s at 17 ms each spend 33.8 ms per read outside the storage, the ``think`` time of each thread
-    (a fit on Figure 16, the four-tile run's first instance).
+    (a fit on Figure 16, the four-tile run's first instance, :data:`JETSTRESS_THREAD_THINK_S`). The think
+    time is a thread's own: with another ``threads`` (any count >= 1) each thread keeps it, and the database
+    IOPS follow from the closed loop.
     """
-    db_reads, db_writes, log_writes = 630.229, 481.876, 252.745
-    read_lat = 17e-3  # Figure 16: Avg. Disk sec/Read of the database
-    think = threads / db_reads - read_lat
+    need_count("jetstress", "threads", threads)
+    need_count("jetstress", "mailboxes", mailboxes)
+    need_positive("jetstress", "iops_per_mailbox", iops_per_mailbox, "IOPS")
+    db_reads, db_writes, log_writes = _F16_DB_READS, _F16_DB_WRITES, _F16_LOG_WRITES
+    think = JETSTRESS_THREAD_THINK_S
     read_pct = 100 * db_reads / (db_reads + db_writes)
     log_per_db_io = log_writes / (db_reads + db_writes)
     target = mailboxes * iops_per_mailbox
@@ -104,10 +130,10 @@ def jetstress(
     )
     fig16 = f"{_DOC}, Appendix, Figure 16"
     params = {
-        "mailboxes": documented(mailboxes, "count", f"{_DOC}, Appendix: 'Mailboxes – 2,280'"),
-        "iops_per_mailbox": documented(iops_per_mailbox, "IOPS/mailbox", f"{_DOC}, Appendix: 'IOPS per mailbox – 0.5'"),
+        "mailboxes": documented_default(mailboxes, 2280, "count", f"{_DOC}, Appendix: 'Mailboxes – 2,280'"),
+        "iops_per_mailbox": documented_default(iops_per_mailbox, 0.5, "IOPS/mailbox", f"{_DOC}, Appendix: 'IOPS per mailbox – 0.5'"),
         "target_iops": Param(target, "IOPS", "document", f"{fig16}: 'Target I/O per Second 1140' = 2,280 x 0.5"),
-        "threads": documented(threads, "count", f"{_DOC}, Appendix: 'Thread – 32'"),
+        "threads": documented_default(threads, JETSTRESS_THREADS, "count", f"{_DOC}, Appendix: 'Thread – 32'"),
         "db_read_pct": Param(round(read_pct, 2), "%", "document", f"{fig16}: DB reads 630.229/s and writes 481.876/s"),
         "log_writes_per_db_io": Param(round(log_per_db_io, 4), "ratio", "document",
                                       f"{fig16}: log writes 252.745/s per 1,112.1 DB IOs/s"),
@@ -163,6 +189,7 @@ def orion_small(
     """Orion small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the test target
     (the whole Oracle LUN in the DS5020 run, :data:`ORION_DS5020_SPAN`). Orion's basic matrix peaks at
     25 outstanding (5 x num_disks)."""
+    need_count("orion_small", "outstanding", outstanding)
     params = dict(_ORION_PARAMS, outstanding_small=documented(outstanding, "count", f"{_DOC}, Figure 17: small "
                   "points 1..25 (5 x Num_disks); peak IOPS at Small=25"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_SMALL, span, workers=outstanding),), params)
@@ -173,6 +200,7 @@ def orion_large(
 ) -> ApplicationWorkload:
     """Orion large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes, over the test target
     (:data:`ORION_DS5020_SPAN`; the DS5020 run's peak MB/s was at Large=9 of its 0..10 columns)."""
+    need_count("orion_large", "outstanding", outstanding)
     params = dict(_ORION_PARAMS, outstanding_large=documented(outstanding, "count", f"{_DOC}, Figure 17: maximum "
                   "MBPS at Large=9 of 'Large Columns: 0..10'"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_LARGE, span, workers=outstanding),), params)
@@ -208,6 +236,8 @@ def iometer_sequential_read(
     starting sector and advances by its own transfers (Iometer source, ``src/IOTargetDisk.cpp``:
     ``offset``, ``starting_position``), so four workers on one LUN read the same blocks, one after
     another, rather than a quarter of the LUN each."""
+    need_count("iometer_sequential_read", "workers", workers)
+    need_count("iometer_sequential_read", "outstanding", outstanding)
     params = {
         "workers": documented(workers, "count", f"{_DOC}, Appendix, Characterization: 'Four workers'"),
         "outstanding": documented(
@@ -251,6 +281,8 @@ def iometer_cache_reads(
     each, each from the start of the LUN) reading 512 B sequentially, so nearly every read finds its
     block in the controller's cache. The DS5020 study reports IOPS from cache (Table 5) without its
     access specification; the transfer size is an assumption."""
+    need_count("iometer_cache_reads", "workers", workers)
+    need_count("iometer_cache_reads", "outstanding", outstanding)
     params = {
         "workers": documented(workers, "count", f"{_DOC}, Appendix, Characterization: 'Four workers'"),
         "outstanding": documented(outstanding, "count", f"{_DOC}, Appendix: 'sixteen I/O's per physical drive'"),

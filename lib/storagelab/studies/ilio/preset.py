@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from storagelab.architectures.capacities import Stage
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components import raid
@@ -112,7 +113,8 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     if p["raid"].value != 10 or n % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even number of drives, got {n}")
     ordering = str(p["drive_ordering"].value)
-    drives = [Station(f"NL-SAS {i + 1}", p.device("drive"), discipline=ordering) for i in range(n)]
+    label = p.device_label("drive", "NL-SAS")  # 'NL-SAS 1' ..., or the overriding device's name
+    drives = [Station(f"{label} {i + 1}", p.device("drive"), discipline=ordering) for i in range(n)]
     rset = RaidSet("RAID-10", raid.Raid10(n // 2, int(p["stripe_unit"].si)), drives)
     wcache = WriteBackBuffer(
         "controller write cache", rset, capacity_bytes=int(p["write_headroom"].si),
@@ -155,7 +157,18 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         # desktop its own range), each host's ILIO VM with its own RAM, CPUs and index
         volume = instances[0] if hosts == 1 else ReplicatedCluster("desktop hosts", instances, replicas=1,
                                                                    placement_bytes=1 << 30)  # fmt: skip
-    return Topology(name, {"vdi": volume}, p, roles=roles)
+    stages = [
+        Stage("1 GbE link", [link], "one 1 GbE iSCSI link", cost=("link_rate",)),
+        Stage("controller", [controller], "the active PS6100 controller (per-IO processing and transfer)",
+              cost=("controller_overhead", "controller_bandwidth")),
+        Stage("drives", list(drives), f"{n} x {p['drive'].value} drives, RAID-10", cost=("drive",)),
+    ]  # fmt: skip
+    if ilio:
+        stages.append(Stage("ILIO vCPUs", [inst.cpu for inst in instances], "the ILIO VM's vCPUs",
+                            cost=("ilio_cpu_per_io",), concurrency=("ilio_vcpus",), saturates="iom-ilio-iops",
+                            per_io_s=p["ilio_cpu_per_io"].si,
+                            note="fitted on the Iometer maximum on ILIO, taken as CPU-bound"))  # fmt: skip
+    return Topology(name, {"vdi": volume}, p, roles=roles, stages=stages)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from storagelab.provenance import Param
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
-from storagelab.workloads.application import ApplicationWorkload, BurstThink, Stream, assumed, documented
+from storagelab.workloads.application import (
+    ApplicationWorkload,
+    BurstThink,
+    Stream,
+    assumed,
+    documented,
+    need_count,
+)
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
@@ -25,14 +32,18 @@ def ilio_extra_writes(
     *,
     desktops: int = DESKTOPS,
     volume: str = "vdi",
-    span: int = DESKTOPS * DESKTOP_DISK,
+    span: int | None = None,
 ) -> ApplicationWorkload:
     """The ILIO study's extra Iometer load: per desktop one worker issuing bursts of 3 random 24 KiB
-    writes, one outstanding, with a 70 ms transfer delay before each burst. The delay ends on a tick of
+    writes, one outstanding, with a 70 ms transfer delay before each burst, over ``span`` bytes (by
+    default each desktop's 32 GB disk, ``desktops x`` :data:`DESKTOP_DISK`). The delay ends on a tick of
     the desktop's Windows timer (``timer_tick``, :class:`BurstThink`): 70 ms takes 5 ticks, and as each
     burst starts just after a tick, a burst of 3 fast IOs repeats every 5 x 15.625 = 78.125 ms, 38.4
     IOPS per desktop, the study's 'further 38 random write IOPs per session' (without the tick: at most
     3 / 0.070 = 42.9)."""
+    need_count("ilio_extra_writes", "desktops", desktops)
+    if span is None:
+        span = desktops * DESKTOP_DISK
     fig = f"{_DOC}, 7.1.4 Edit Access Specification screenshot"
     params = {
         "desktops": documented(desktops, "count", f"{_DOC}, 7.1.6: 75 sessions on one host"),
@@ -68,6 +79,8 @@ def atlantis_vdi_iometer(
 ) -> ApplicationWorkload:
     """Iometer with the Atlantis VDI access pattern (ILIO study 7.1.3): four workers on one desktop VM,
     4 KiB random IOs, 80 % writes, over the desktop's 32 GB disk."""
+    need_count("atlantis_vdi_iometer", "workers", workers)
+    need_count("atlantis_vdi_iometer", "outstanding", outstanding)
     params = {
         "workers": documented(workers, "count", f"{_DOC}, 7.1.3 screenshot: 'Worker 1 Worker 2 Worker 3 Worker 4'"),
         "io_size": Param(4, "KiB", "document", f"{_DOC}, 7.1.3: 7.56 MB/s / 1,934.30 IOPS = 4.0 KiB"),

@@ -78,9 +78,10 @@ def qos_off_and_on(
         topo, res = _storm_run(qos, quick=quick, seed=seed, overrides=overrides or {})
         label = "QoS on" if qos else "QoS off"
         drives = topo.role_stats(res, "drives", "utilisation")
+        hdd = topo.params.device_label("hdd", "NL-SAS")  # the drives' device ('NL-SAS' as the study's)
         u = pl.concat([
             topo.role_stats(res, "front end", "utilisation").select("component", "value"),
-            pl.DataFrame({"component": ["NL-SAS drives (mean)"], "value": [float(drives["value"].mean())]}),
+            pl.DataFrame({"component": [f"{hdd} drives (mean)"], "value": [float(drives["value"].mean())]}),
         ])  # fmt: skip
         util.append(u.select("component", utilisation=pl.col("value")).with_columns(qos=pl.lit(label)))
         rates = res.rates(1.0).rename({"class": "lun"}).filter(pl.col("ios") > 0)

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 
 from simpy.events import Event
 
+from storagelab.architectures.capacities import Stage, stations_and_links
 from storagelab.architectures.host_cache import guest_caches, host_cache_params
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
@@ -175,23 +176,26 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     }  # fmt: skip
     n_ports = int(p["iscsi_ports"].value)
     ports = [Link(f"10GbE port {i + 1}", p["port_rate"].si) for i in range(n_ports)]
+    # components are named by the devices they are: the study's words for its default devices ('ioMemory',
+    # 'NL-SAS', 'ioDrive2'), the device preset's name for an overriding one
+    flash, hdd = p.device_label("flash_device", "ioMemory"), p.device_label("hdd", "NL-SAS")
     cards, card_units = {}, []
     for sp in "AB":
         ssd = p.device("flash_device")
         ssd.capacity = int(p["flash_capacity"].si)
         # the tier's frames hold the hot data and the writes whatever their LUN address: the volumes'
         # addresses wrap over the 2.4 TB (the drives, RAID-10, bound how much data the array holds)
-        card = flash_drive(f"ioMemory {sp}", ssd)
+        card = flash_drive(f"{flash} {sp}", ssd)
         card_units.append(card.backend if isinstance(card, WriteBackBuffer) else card)  # the card's flash
-        cards[sp] = Extent(f"ioMemory {sp} frames", card, length=ssd.capacity, wrap=True)
+        cards[sp] = Extent(f"{flash} {sp} frames", card, length=ssd.capacity, wrap=True)
     n_hdd = int(p["hdd_count"].value)
     if p["hdd_raid"].value != 10 or n_hdd % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even hdd_count, got {n_hdd}")
     drives = [p.device("hdd") for _ in range(n_hdd)]
     ordering = str(p["drive_ordering"].value)
-    hdds = [Station(f"NL-SAS {i + 1}", d, discipline=ordering) for i, d in enumerate(drives)]
-    disks = RaidSet("NL-SAS RAID-10", raid.Raid10(n_hdd // 2, int(p["stripe_unit"].si)), hdds)
-    writes = Mirror("ioMemory A + B", [cards["A"], cards["B"]])  # both cards hold every write
+    hdds = [Station(f"{hdd} {i + 1}", d, discipline=ordering) for i, d in enumerate(drives)]
+    disks = RaidSet(f"{hdd} RAID-10", raid.Raid10(n_hdd // 2, int(p["stripe_unit"].si)), hdds)
+    writes = Mirror(f"{flash} A + B", [cards["A"], cards["B"]])  # both cards hold every write
     pool = disks.layout.usable_capacity(drives[0].capacity)  # 24 TB: 16 x 3 TB in RAID-10
     # the flash tier: the cards hold the same data (kept in step), so one tier of flash_capacity holds the
     # blocks of every LUN; each data set's share of its reads served from flash follows from its size and
@@ -199,7 +203,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     # processor, a miss from the drives
     card_of = {VOLUMES.index(vol): cards[layout[vol]] for vol in VOLUMES}
     reads = WorkingSetReadCache(
-        "ioMemory read tier", _ProcessorCard("ioMemory of the LUN's processor", card_of), disks,
+        f"{flash} read tier", _ProcessorCard(f"{flash} of the LUN's processor", card_of), disks,
         int(p["flash_capacity"].si), resident_share=float(p["flash_resident_share"].value),
     )  # fmt: skip
     volumes, on_sp = {}, {"A": 0, "B": 0}
@@ -216,6 +220,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     )
     cache_on = bool(p["host_cache"].value)
     card_device = p.device("host_cache_card")
+    card_label = p.device_label("host_cache_card", "ioDrive2")
     hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value
     warm = bool(p["host_cache_warm"].value)
     guest_bytes, block = int(p["host_cache_guest_disk"].si), int(p["host_cache_block"].si)
@@ -224,7 +229,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     oltp = ResponseTimeProbe("LUN oltp response time", volumes["oltp"])
     parts: dict[str, Component] = {"oltp array response": oltp, "flash read tier": reads}
     if cache_on:
-        card = Station("ioDrive2 (SQL host)", card_device)
+        card = Station(f"{card_label} (SQL host)", card_device)
         caches = guest_caches(
             "ioTurbine", oltp, card, guests=SQL_VMS, guest_bytes=guest_bytes,
             cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block,
@@ -236,7 +241,22 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     roles: dict[str, list[Component]] = {
         "drives": hdds, "front end": [*ports, *sps.values(), *card_units], "host vCPUs": [vcpus],
     }  # fmt: skip
-    return Topology(name, volumes, p, parts=parts, roles=roles)
+    stages = [
+        Stage("10 GbE iSCSI ports", ports, "10 GbE ports of the storage processors", cost=("port_rate",)),
+        Stage("storage processors", list(sps.values()), "N5 storage processors, active-active (one per LUN)",
+              cost=("processor_iops", "processor_bandwidth")),
+        Stage("flash cards", stations_and_links(list(cards.values())), "Fusion-io ioMemory, one per processor",
+              cost=("flash_device",)),
+        Stage("drives", hdds, f"{n_hdd} x {p['hdd'].value} drives, RAID-10", cost=("hdd",)),
+        Stage("SQL Server vCPUs", [vcpus], "4 SQL Server VMs x 4 vCPUs", cost=("sql_cpu_per_io",),
+              concurrency=("sql_vcpus",), saturates="s2-opm-lo",
+              note="fitted where the warm host cache leaves the vCPUs as the bound (scenario 2's OPM)"),
+    ]  # fmt: skip
+    if cache_on:
+        stages.append(
+            Stage("host cache card", [card], "Fusion-io ioDrive2 in the SQL host", cost=("host_cache_card",))
+        )
+    return Topology(name, volumes, p, parts=parts, roles=roles, stages=stages)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

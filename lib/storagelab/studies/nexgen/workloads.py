@@ -6,7 +6,7 @@ service levels apply and results split by LUN."""
 from __future__ import annotations
 
 from storagelab.provenance import Param
-from storagelab.workloads.application import ApplicationWorkload, combine, documented
+from storagelab.workloads.application import ApplicationWorkload, combine, documented, need_count
 from storagelab.workloads.catalogue import boot_storm, dvd_store, loadgen_outlook_200, login_vsi
 from storagelab.workloads.catalogue.oltp import DVD_STORE_THINK_S, IOS_PER_ORDER
 from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S, SPAN_PER_DESKTOP
@@ -44,35 +44,49 @@ def _base(scenario: int) -> list[ApplicationWorkload]:
     ]
 
 
+def pool_desktops(desktops: int = DESKTOPS) -> dict[str, int]:
+    """``desktops`` (any count >= 1) spread over the VDI LUNs as evenly as they go: each pool gets
+    ``desktops // 4``, the first ``desktops % 4`` one more; a pool with none is left out (150 each for the
+    study's 600)."""
+    need_count("NexGen workloads", "desktops", desktops)
+    n, extra = divmod(desktops, len(POOLS))
+    counts = {pool: n + (1 if i < extra else 0) for i, pool in enumerate(POOLS)}
+    return {pool: k for pool, k in counts.items() if k}
+
+
+def _scenario(scenario: int) -> int:
+    if scenario not in THINK_S:
+        raise ValueError(f"NexGen workloads: scenario must be one of {sorted(THINK_S)}, got {scenario!r}")
+    return scenario
+
+
 def boot_storm_workload(desktops: int = DESKTOPS, scenario: int = 1) -> ApplicationWorkload:
-    """OLTP + Exchange + the boot storm of ``desktops`` desktops (600 in the study) in four equal pools,
-    at the fitted broker interval. The broker's order across the pools is not stated: the pools are
-    powered on interleaved, each at a quarter of the broker's rate, so all four storms last as long as
-    the whole. ``scenario`` 2: the heavy OLTP (no think time)."""
-    per_pool = desktops // len(POOLS)
-    if per_pool < 1 or desktops % len(POOLS):
-        raise ValueError(
-            f"NexGen boot storm: desktops must be a positive multiple of {len(POOLS)}, got {desktops}"
-        )
+    """OLTP + Exchange + the boot storm of ``desktops`` desktops (600 in the study; any count >= 1) over
+    the four pools (:func:`pool_desktops`), at the fitted broker interval. The broker's order across the
+    pools is not stated: the pools are powered on interleaved, each at a quarter of the broker's rate,
+    so all four storms last about as long as the whole. ``scenario`` 2: the heavy OLTP (no think time)."""
+    scenario = _scenario(scenario)
     rate = 1 / POWER_ON_INTERVAL.value / len(POOLS)
     storms = [
         boot_storm(
-            pool, desktops=per_pool, power_on_rate=rate, boot_duration=BOOT_DURATION_S, volume=pool
+            pool, desktops=n, power_on_rate=rate, boot_duration=BOOT_DURATION_S, volume=pool
         ).with_param("power_on_interval", POWER_ON_INTERVAL)
-        for pool in POOLS
+        for pool, n in pool_desktops(desktops).items()
     ]
     return combine("boot storm window", [*_base(scenario), *storms])
 
 
-def steady_workload(scenario: int = 1) -> ApplicationWorkload:
-    """OLTP + Exchange + 600 Login VSI desktops at steady state, 150 per VDI LUN (``scenario`` 2: the
+def steady_workload(scenario: int = 1, desktops: int = DESKTOPS) -> ApplicationWorkload:
+    """OLTP + Exchange + ``desktops`` Login VSI desktops at steady state (600 in the study, 150 per VDI
+    LUN; any count >= 1, :func:`pool_desktops`), each over its own change disk (``scenario`` 2: the
     heavy OLTP)."""
-    per_pool = DESKTOPS // len(POOLS)
-    pools = [login_vsi(pool, desktops=per_pool, ramp=False, volume=pool, span=per_pool * SPAN_PER_DESKTOP)
-             for pool in POOLS]  # fmt: skip
+    scenario = _scenario(scenario)
+    pools = [login_vsi(pool, desktops=n, ramp=False, volume=pool, span=n * SPAN_PER_DESKTOP)
+             for pool, n in pool_desktops(desktops).items()]  # fmt: skip
     return combine("Login VSI window", [*_base(scenario), *pools])
 
 
-def storm_length_s() -> float:
+def storm_length_s(desktops: int = DESKTOPS) -> float:
     """Boot storm length (s) of the generator: desktops x power-on interval + one boot."""
-    return DESKTOPS * POWER_ON_INTERVAL.value + BOOT_DURATION_S
+    need_count("storm_length_s", "desktops", desktops)
+    return desktops * POWER_ON_INTERVAL.value + BOOT_DURATION_S

@@ -42,8 +42,7 @@ __all__ = [
 
 def _mva(configuration: str, vms: int) -> float:
     """MVA throughput of the fitted model at the protocol's hit ratio (drives as FCFS queues)."""
-    stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
-    return mva_iops(vms, stack, node, configuration, protocol_hit_ratio(configuration, vms))
+    return mva_iops(vms, preset.FITTED_STACK_DELAY_MS, configuration, protocol_hit_ratio(configuration, vms))
 
 
 def scaling_curve(configuration: str, vms: list[int]) -> pl.DataFrame:
@@ -216,7 +215,7 @@ def destage_load(
     destaging to the 10K drives: per configuration and drive command ordering (``orderings``, values of
     the preset parameter ``drive_ordering``: ``satf`` by access time, the preset's; ``elevator`` the
     LOOK elevator, seek distance only), the simulated IOPS, the
-    utilisation of the host IO path (the fitted per-IO time) and of the 10K drives, each drive's read
+    utilisation of the host CPU cores (a stated per-IO cost on the datasheet cores) and of the 10K drives, each drive's read
     misses and destage writes per second, the mean time a drive takes per IO, the writes the log held
     (congestion) and the share of IOs under 2 and 10 ms (means over the hosts and drives)."""
     rows = []
@@ -237,7 +236,7 @@ def destage_load(
             rows.append({
                 "configuration": conf, "ordering": ordering,
                 "iops": float(res.summary()["iops"][0]),
-                "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
+                "host_cpu_utilisation": float(stat("host CPUs", "utilisation").mean()),
                 "drive_utilisation": float(stat("drives", "utilisation").mean()),
                 "drive_reads_per_s": (drive_ios - destage) / drives / elapsed,
                 "drive_destage_writes_per_s": destage / drives / elapsed,
@@ -258,7 +257,7 @@ def all_flash_destage(
 ) -> pl.DataFrame:
     """What destaging the all-flash write buffer costs at ``vms`` VMs: per capacity device preset (the
     preset's ``Intel DC S3500``; ``SATA SSD``, the S3700 figures the preset used before), the simulated
-    IOPS, the utilisation of the host IO path and of the capacity SSDs, each SSD's reads and destage
+    IOPS, the utilisation of the host CPU cores and of the capacity SSDs, each SSD's reads and destage
     writes per second, the writes the log held, and the share of IOs under 2, 5 and 10 ms (means over
     ``replications`` runs and over the hosts and SSDs)."""
     conf, rows = "all-flash NVMe", []
@@ -275,7 +274,7 @@ def all_flash_destage(
             under = dict(zip(curve["threshold_ms"], curve["share_under"], strict=True))
             runs.append({
                 "iops": float(res.summary()["iops"][0]),
-                "host_path_utilisation": float(stat("IO paths", "utilisation").mean()),
+                "host_cpu_utilisation": float(stat("host CPUs", "utilisation").mean()),
                 "ssd_utilisation": float(stat("capacity SSDs", "utilisation").mean()),
                 "ssd_reads_per_s": (ssd_ios - destage) / ssds / res.measured,
                 "ssd_destage_writes_per_s": destage / ssds / res.measured,

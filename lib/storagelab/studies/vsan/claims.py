@@ -1,10 +1,11 @@
 """Virtual SAN scenarios: IOPS at 4-64 VMs and the share of IOs under 1/2/5/10/30 ms, three configurations.
 
-:func:`fit` derives the model's two fitted parameters: the software/network delay and the all-flash
-host time by exact MVA of its network (a delay for the software path, network and flash, and one
-single-server queue per host visited 0.325 times per IO: 70 % reads on one copy, 30 % writes on two,
-over four hosts) on the all-flash IOPS at 16 and 64 VMs. The hybrids share both (same vSAN version and
-network; the host time as :mod:`storagelab.studies.vsan.preset` explains).
+:func:`fit` derives the model's one fitted parameter, the software/network delay, by MVA of its
+network (a delay for the software path, network and flash; per host its CPU cores, visited 0.325 times
+per IO: 70 % reads on one copy, 30 % writes on two, over four hosts, at the per-IO cost the preset
+states; and its 10 GbE port) on the all-flash IOPS at 16 VMs, where the QD1 workers' IOPS measure a
+latency. The hybrids share it (same vSAN version and network). The IOPS at 32 and 64 VMs are
+predictions: no fitted parameter sets a capacity.
 
 The hybrids' read caches are not warm: the study cleared the read cache and write buffer before each
 VM count and measured 90 minutes after a 30-minute ramp, three times, while a VM's random 4 KiB IOs at
@@ -13,8 +14,8 @@ that protocol (:func:`protocol_hit_ratio`), so read misses reach the 10K drives,
 the same method (:data:`HIT_RATIO_METHOD`, ``fixed-point``): the hit ratio the protocol gives
 at the rate the model itself runs at that hit ratio. The published 64-VM IOPS are therefore
 predictions, not inputs. (Before, the 64-VM hit ratio was computed from the published IOPS, which made
-them fitted; the two hybrids are the same model, so at their own fixed point they predict the same
-IOPS.) The simulation predicts everything else, including the shares.
+them fitted; the two hybrids differ only in processors that are far from busy, so at their own fixed
+points they predict about the same IOPS.) The simulation predicts everything else, including the shares.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-from scipy.optimize import brentq, least_squares
+from scipy.optimize import brentq
 
 from storagelab import devices, theory
 from storagelab.calibration.claims import Point, Scenario, published_rows, published_value
@@ -85,12 +85,24 @@ def _device_ms(configuration: str, hit: float = 1.0) -> float:
     return 1e3 * (READ * hit * read.mean_service_time(True, 4096) + (1 - READ) * write.host_write_time(4096))
 
 
-def mva_iops(vms: int, stack_ms: float, node_us: float, configuration: str, hit: float = 1.0) -> float:
-    """Throughput (IOPS) of ``vms`` QD1 workers by exact MVA of the model network: a delay (software,
-    network, flash), one queue per host, and in the hybrids one queue per capacity drive, which the
-    read misses (``1 - hit`` of the reads) visit uniformly."""
-    demands = [1e-3 * (stack_ms + _device_ms(configuration, hit))] + [node_us * 1e-6 * VISITS] * HOSTS
-    kinds = ["delay"] + ["queue"] * HOSTS
+def _host_cpu_s(configuration: str) -> tuple[float, int]:
+    """(CPU seconds per host visit, cores per host) of the preset's host CPU stage."""
+    p = preset.params(configuration)
+    cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
+    return p["cpu_cycles_per_io"].value / p["core_clock"].si, cores
+
+
+def mva_iops(vms: int, stack_ms: float, configuration: str, hit: float = 1.0) -> float:
+    """Throughput (IOPS) of ``vms`` QD1 workers by MVA of the model network: a delay (software,
+    network, flash), per host its CPU cores (``c`` servers, by Seidmann's approximation: a queue of
+    demand ``D/c`` and a delay of ``D (c - 1)/c``) and its 10 GbE port (a queue), and in the hybrids
+    one queue per capacity drive, which the read misses (``1 - hit`` of the reads) visit uniformly."""
+    cpu_s, cores = _host_cpu_s(configuration)
+    cpu_d = cpu_s * VISITS
+    link_d = BLOCK / preset.params(configuration)["host_link_rate"].si * VISITS
+    demands = [1e-3 * (stack_ms + _device_ms(configuration, hit)) + cpu_d * (cores - 1) / cores]
+    demands += [cpu_d / cores] * HOSTS + [link_d] * HOSTS
+    kinds = ["delay"] + ["queue"] * (2 * HOSTS)
     if configuration != "all-flash NVMe" and hit < 1.0:
         drives = HOSTS * DRIVES_PER_HOST
         demands += [READ * (1 - hit) * _hdd_read_s(vms) / drives] * drives
@@ -112,8 +124,8 @@ def cold_cache_hit_ratio(vms: int, configuration: str) -> float:
 
 def _same_model(configuration: str) -> str:
     """The first configuration whose parameter values are all equal to ``configuration``'s: the same
-    model under another name (the two hybrids, since they share the host time), whose fixed point is
-    then computed once."""
+    model under another name, whose fixed point is then computed once (none today: the hybrids' hosts
+    have different processors)."""
     values = {k: p.value for k, p in preset.params(configuration).items()}
     return next(
         c for c in preset.CONFIGURATIONS if {k: p.value for k, p in preset.params(c).items()} == values
@@ -124,35 +136,27 @@ def _same_model(configuration: str) -> str:
 def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float) -> float:
     """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` (the scale in force when called: only
     the memo's key)."""
-    stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
+    stack = preset.FITTED_STACK_DELAY_MS
 
     def gap(h: float) -> float:
-        return h - read_hit_ratio(simulated_iops(configuration, vms, node, h, stack) / vms)
+        return h - read_hit_ratio(simulated_iops(configuration, vms, h, stack) / vms)
 
     return float(brentq(gap, 0.0, 1.0, xtol=1e-3))
 
 
-def fit() -> tuple[float, dict[str, float]]:
-    """(stack delay in ms, host time per visit in us per configuration), fitted as the module says."""
-    af = "all-flash NVMe"
-    pts = [(16, published_value("vsan-af-iops-vm16")), (64, published_value("vsan-af-iops-vm64"))]
-
-    def resid(x: np.ndarray) -> list[float]:
-        return [mva_iops(n, x[0], x[1], af) / x_pub - 1 for n, x_pub in pts]
-
-    sol = least_squares(resid, x0=[0.5, 300.0], bounds=([0.0, 1.0], [10.0, 1e4]), xtol=1e-12, ftol=1e-12)
-    stack = float(sol.x[0])
-    return stack, dict.fromkeys(preset.CONFIGURATIONS, float(sol.x[1]))  # one vSAN IO path (preset docs)
+def fit() -> float:
+    """The software/network delay (ms), fitted as the module says: MVA on the all-flash IOPS at 16 VMs."""
+    af, vms = "all-flash NVMe", 16
+    published = published_value("vsan-af-iops-vm16")
+    return float(brentq(lambda s: mva_iops(vms, s, af) / published - 1, 1e-6, 10.0, xtol=1e-10))
 
 
-def simulated_iops(
-    configuration: str, vms: int, node_us: float, hit: float, stack_ms: float, seed: int = 1
-) -> float:
-    """IOPS of the preset (quick run, ``seed``) with the given host time per visit (us), read-cache
-    hit ratio and software/network delay (ms): what the hybrids' cold-cache fixed point solves on. The
+def simulated_iops(configuration: str, vms: int, hit: float, stack_ms: float, seed: int = 1) -> float:
+    """IOPS of the preset (quick run, ``seed``) with the given read-cache hit ratio and
+    software/network delay (ms): what the hybrids' cold-cache fixed point solves on. The
     hybrids' capacity drives reorder their queues (by access time) and take the write log's destage,
     which the MVA's FCFS drives do not, so the fixed point is found by simulation."""
-    topo = preset.vsan(configuration, node_service=node_us, read_cache_resident=hit, stack_delay=stack_ms)
+    topo = preset.vsan(configuration, read_cache_resident=hit, stack_delay=stack_ms)
     return float(topo.run(vsan_iometer(vms=vms), seed=seed, **_times(True, vms)).summary()["iops"][0])
 
 
@@ -208,8 +212,9 @@ def protocol_iops(configuration: str, vms: int) -> float:
     seed 1) at the fixed-point hit ratio, or the published IOPS under the ``published-rate`` method."""
     if _rate_is_published_iops(configuration, vms):
         return _published_iops(configuration, vms)
-    stack, node = preset.FITTED_STACK_DELAY_MS, preset.FITTED_NODE_SERVICE_US[configuration]
-    return simulated_iops(configuration, vms, node, protocol_hit_ratio(configuration, vms), stack)
+    return simulated_iops(
+        configuration, vms, protocol_hit_ratio(configuration, vms), preset.FITTED_STACK_DELAY_MS
+    )
 
 
 def _times(quick: bool, vms: int) -> dict[str, float]:

@@ -37,23 +37,25 @@ The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a paramet
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
 devices the same, so the model stripes each host's capacity tier over all its devices.
 
-Two parameters are fitted (:func:`storagelab.studies.vsan.claims.fit`), both by exact MVA of this
-network on the all-flash IOPS at 16 and 64 VMs: the software/network delay and the per-IO host
-processing time. The hybrids share both: the E5 v3 hybrid runs on the same hosts and ESXi build as the
-all-flash cluster; the E5 v2 hosts' processors (E5-2690 v2, 3.0 GHz) are clocked higher than the E5
-v3 ones (E5-2699 v3, 2.3 GHz), so their per-IO time is taken as the same, and their earlier ESXi 5.5
-Update 1 build is not modelled. No host time is fitted on the hybrids' IOPS, and their read hit
-ratio is the protocol's at the model's own rate at every VM count
-(:data:`storagelab.studies.vsan.claims.HIT_RATIO_METHOD`), so their IOPS at 64 VMs are predictions:
-the two hybrids are then the same model and predict the same IOPS, against 11,500 and 17,000
-published. (Fitted on its own IOPS at 64 VMs, the E5 v2 hybrid's host time came out several times the
-E5 v3 one, which the processors cannot explain, and kept its host IO path busy.)
+One parameter is fitted (:func:`storagelab.studies.vsan.claims.fit`): the software/network delay, by MVA
+of this network on the all-flash IOPS at 16 VMs, where one IO outstanding per VM makes the IOPS a measure
+of latency. Every capacity comes from hardware (:meth:`Topology.capacities`): each host processes the IOs
+it serves on its cores (two sockets of the processor the document names, with the cores and clock of
+Intel's specifications) at a per-IO cost in CPU cycles stated as an assumption with its source, and its
+10 GbE port carries their data; before, one server per host with a per-IO time fitted on the 64-VM
+plateau capped every host near 13,700 visits per second whatever its hardware. The hybrids share the
+delay (same vSAN version and network; the E5 v2 hosts' earlier ESXi 5.5 Update 1 build is not modelled).
+Their read hit ratio is the protocol's at the model's own rate at every VM count
+(:data:`storagelab.studies.vsan.claims.HIT_RATIO_METHOD`), so their IOPS at 64 VMs are predictions; the
+two hybrids differ only in their processors, which are far from busy, so they predict about the same
+IOPS, against 11,500 and 17,000 published.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from storagelab.architectures.capacities import Stage, stations_and_links
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components import raid
@@ -65,7 +67,7 @@ from storagelab.components.tiering import ReadWriteSplit, WorkingSetReadCache
 from storagelab.components.write_log import WriteLog
 from storagelab.devices import SSD
 from storagelab.devices.hdd import command_ordering
-from storagelab.kernel import Delay, Exponential, Lognormal, Path, Station
+from storagelab.kernel import Delay, Exponential, Link, Lognormal, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.disciplines import DISCIPLINES
 from storagelab.provenance import PRESET_UNIT, Param
@@ -88,17 +90,32 @@ _ORDERING_SOURCE = (
     "orders its queue"
 )
 
-#: Fitted values (``storagelab.studies.vsan.claims.fit()`` reproduces them; a test checks it).
-FITTED_STACK_DELAY_MS = 0.4936
-FITTED_HOST_TIME_US = 72.74
-#: The host time per configuration: one vSAN 5.5 IO path, the same on the three (see :func:`params`).
-FITTED_NODE_SERVICE_US = dict.fromkeys(CONFIGURATIONS, FITTED_HOST_TIME_US)
+#: The fitted value (``storagelab.studies.vsan.claims.fit()`` reproduces it; a test checks it).
+FITTED_STACK_DELAY_MS = 0.6472
 
 #: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
-FITTED_ON = {
-    "stack_delay": ("vsan-af-iops-vm16", "vsan-af-iops-vm64"),
-    "node_service": ("vsan-af-iops-vm16", "vsan-af-iops-vm64"),
+FITTED_ON = {"stack_delay": ("vsan-af-iops-vm16",)}
+
+#: Each configuration's processor (document: 'CPU: Intel® Xeon® E5-2690 v2' / 'E5-2699 v3') with the
+#: cores and base clock of Intel's specifications (ark.intel.com: E5-2690 v2, 10 cores, 3.00 GHz;
+#: E5-2699 v3, 18 cores, 2.30 GHz).
+PROCESSORS: dict[str, tuple[str, int, float]] = {
+    "hybrid Xeon E5 v2": ("Xeon E5-2690 v2", 10, 3.0),
+    "hybrid Xeon E5 v3": ("Xeon E5-2699 v3", 18, 2.3),
+    "all-flash NVMe": ("Xeon E5-2699 v3", 18, 2.3),
 }
+
+#: CPU cycles per IO on a host that processes it: an ESXi storage IO's measured cost, as the source says.
+CPU_CYCLES_PER_IO = 145_300
+_CYCLES_SOURCE = (
+    "CPU cycles a host spends per IO it processes (vSAN's client and owner paths, the vmkernel storage "
+    "stack): not stated anywhere found for vSAN 5.5. Taken as the cost of one 4 KiB random read through an "
+    "ESXi 8.0.3 storage stack measured by D. Kovar, 'CPU cycles required for general storage workload' "
+    "(vcdx200.uw.cz/2024/12/cpu-cycles-required-for-general-storage.html): '4 KiB, 100% read, 100% random - "
+    "3,813 IOPS' at '13.85% CPU = 554.0 MHz', '145.3 KHz for reading 1 IOPS' (a VM's 2 vCPUs at 2 GHz, "
+    "Iometer, local NVMe). An assumption of the order of magnitude (a different ESXi version, the guest's "
+    "cycles not vSAN's), not a fit: at 2.3 GHz it is 63 us per visit"
+)
 
 
 def params(configuration: str) -> dict[str, Param]:
@@ -107,16 +124,8 @@ def params(configuration: str) -> dict[str, Param]:
         raise ValueError(
             f"unknown Virtual SAN configuration {configuration!r}; known: {', '.join(CONFIGURATIONS)}"
         )
-    fit_src = {
-        "all-flash NVMe": "exact MVA of the model network (storagelab.studies.vsan.claims.fit) on ",
-        "hybrid Xeon E5 v3": "the all-flash configuration's host time (same Xeon E5 v3 hosts and ESXi 5.5 Update 2 "
-                             "build: the host's IO path does not depend on the devices behind it), by exact MVA "
-                             "(storagelab.studies.vsan.claims.fit) on ",
-        "hybrid Xeon E5 v2": "the all-flash configuration's host time (assumption: the E5-2690 v2 at 3.0 GHz runs "
-                             "vSAN's IO path no slower per IO than the E5-2699 v3 at 2.3 GHz; the earlier ESXi 5.5 "
-                             "Update 1 build is not modelled), by exact MVA (storagelab.studies.vsan.claims.fit) on ",
-    }[configuration]  # fmt: skip
-    node_rows = FITTED_ON["node_service"]
+    cpu, cores, clock = PROCESSORS[configuration]
+    board = "Intel S2600WT" if configuration != "hybrid Xeon E5 v2" else "Intel 2600GZ"
     e5_v3 = configuration != "hybrid Xeon E5 v2"  # the E5 v3 hybrid and the all-flash cluster: one host type
     log_origin = "document" if e5_v3 else "assumption"
     log_note = "" if e5_v3 else "; stated for the E5 v3 hosts only, taken as the same"
@@ -145,13 +154,33 @@ def params(configuration: str) -> dict[str, Param]:
             "and network delay: as variable as an exponential; not stated",
             high=100,
         ),
-        "node_service": Param(
-            FITTED_NODE_SERVICE_US[configuration],
-            "us",
-            "fit",
-            fit_src + ", ".join(node_rows),
-            fitted_on=node_rows,
-            capacity="time",
+        "host_sockets": Param(
+            2,
+            "count",
+            "assumption",
+            f"processors per host: {_DOC} names one processor model per host and a "
+            f"two-socket board ('{board} Server Board'); both sockets taken as populated",
+        ),
+        "cores_per_socket": Param(
+            cores,
+            "count",
+            "datasheet",
+            f"{_DOC}: 'CPU: Intel® {cpu}'; Intel's specification: {cores} cores",
+        ),
+        "core_clock": Param(
+            clock,
+            "GHz",
+            "datasheet",
+            f"{_DOC}: 'CPU: Intel® {cpu}'; Intel's specification: {clock:g} GHz base",
+        ),
+        "cpu_cycles_per_io": Param(CPU_CYCLES_PER_IO, "count", "assumption", _CYCLES_SOURCE, capacity="time"),
+        "host_link_rate": Param(
+            1.17,
+            "GB/s",
+            "device-physics",
+            f"{_DOC}: 'Network: Intel® Ethernet Server Adapter X520-DA2' "
+            "(10 GbE); one port carries vSAN traffic, about 1.17 GB/s of payload each way",
+            capacity="rate",
         ),
         "placement": Param(1, "MiB", "assumption", "vSAN stripe/placement unit of 1 MiB; not stated"),
         "log_level": Param(
@@ -258,27 +287,37 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     placement = int(p["placement"].si)
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
-    roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "IO paths": []}
+    roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "host CPUs": [], "host links": []}
+    devices: dict[str, list[Component]] = {"cache": [], "buffer": []}
+    cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
+    cpu_time = p["cpu_cycles_per_io"].value / p["core_clock"].si  # s per visit on one core
     level = int(p["log_level"].si)
     backlog = int(p["log_high_limit"].si) - level
     for h in range(1, int(p["hosts"].value) + 1):
         if configuration == "all-flash NVMe":
-            ssds = [Station(f"host {h} S3500 {i}", p.device("capacity_device")) for i in range(per_host)]
+            label = p.device_label("capacity_device", "S3500")
+            ssds = [Station(f"host {h} {label} {i}", p.device("capacity_device")) for i in range(per_host)]
             roles.setdefault("capacity SSDs", []).extend(ssds)
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), ssds)
-            buffer = _log(f"host {h} NVMe write buffer", p.device("write_buffer_device"))
+            buffer = _log(
+                f"host {h} {p.device_label('write_buffer_device', 'NVMe')} write buffer",
+                p.device("write_buffer_device"),
+            )
+            devices["buffer"].append(buffer)
             log = WriteLog(f"host {h} write log", buffer, capacity, level_bytes=level, backlog_bytes=backlog,
                            max_destage=per_host * int(p["capacity_queue_depth"].value))  # fmt: skip
             roles["write logs"].append(log)
             tier = ReadWriteSplit(f"host {h} tiers", capacity, log)
         else:
-            ssd = _log(f"host {h} S3700 cache", p.device("cache_device"))
+            ssd = _log(f"host {h} {p.device_label('cache_device', 'S3700')} cache", p.device("cache_device"))
+            devices["cache"].append(ssd)
             ordering = str(p["drive_ordering"].value)
             depth = int(p["drive_queue_depth"].value)
             hdds = []  # each drive a fresh device: its head and platter are its own
             for i in range(per_host):
                 order = DISCIPLINES[ordering]() if ordering == "fifo" else DISCIPLINES[ordering](depth=depth)
-                hdds.append(Station(f"host {h} 10K {i}", p.device("capacity_device"), discipline=order))
+                label = p.device_label("capacity_device", "10K")
+                hdds.append(Station(f"host {h} {label} {i}", p.device("capacity_device"), discipline=order))
             roles["drives"] += hdds
             capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
             cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
@@ -288,9 +327,11 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
                            max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
             roles["write logs"].append(log)
             tier = ReadWriteSplit(f"host {h} tiers", reads, log)
-        cpu = Station(f"host {h} vSAN IO path", Exponential(p["node_service"].si), servers=1)
-        roles["IO paths"].append(cpu)
-        nodes.append(Path(f"host {h}", [cpu, tier]))
+        nic = Link(f"host {h} 10GbE", p["host_link_rate"].si)
+        cpu = Station(f"host {h} CPU cores", Exponential(cpu_time), servers=cores)
+        roles["host CPUs"].append(cpu)
+        roles["host links"].append(nic)
+        nodes.append(Path(f"host {h}", [nic, cpu, tier]))
     copies = int(p["copies"].value)
     if copies > len(nodes):
         raise ValueError(f"preset {name!r}: copies ({copies}) cannot exceed hosts ({len(nodes)})")
@@ -299,7 +340,29 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     )
     stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
     datastore = Path("datastore", [stack, cluster])
-    return Topology(name, {"datastore": datastore}, p, roles=roles)
+    cpu = PROCESSORS[configuration][0]
+    stages = [
+        Stage("host 10 GbE port", roles["host links"], "Intel X520-DA2, one 10 GbE port per host",
+              cost=("host_link_rate",)),
+        Stage("host CPU cores", roles["host CPUs"], f"{int(p['host_sockets'].value)} x Intel {cpu}: {cores} cores "
+              f"at {p['core_clock'].value:g} GHz per host", cost=("cpu_cycles_per_io", "core_clock"),
+              concurrency=("host_sockets", "cores_per_socket")),
+    ]  # fmt: skip
+    if configuration == "all-flash NVMe":
+        stages += [
+            Stage("NVMe write buffer", stations_and_links(devices["buffer"]), "Intel DC P3700 800 GB, one per host",
+                  cost=("write_buffer_device",)),
+            Stage("capacity SSDs", roles["capacity SSDs"], f"Intel DC S3500 800 GB, {per_host} per host",
+                  cost=("capacity_device",)),
+        ]  # fmt: skip
+    else:
+        stages += [
+            Stage("cache SSD", stations_and_links(devices["cache"]), "Intel DC S3700 800 GB, one per host",
+                  cost=("cache_device",)),
+            Stage("capacity drives", roles["drives"], f"Seagate 1.2 TB 10K SAS, {per_host} per host",
+                  cost=("capacity_device",)),
+        ]  # fmt: skip
+    return Topology(name, {"datastore": datastore}, p, roles=roles, stages=stages)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

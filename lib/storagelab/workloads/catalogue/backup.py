@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
-from storagelab.workloads.application import ApplicationWorkload, Stream, assumed
+from storagelab.workloads.application import ApplicationWorkload, Stream, assumed, need_count
 
 __all__ = ["SEQ_WRITE_1M", "backup_stream"]
 
@@ -16,6 +16,7 @@ def backup_stream(
 ) -> ApplicationWorkload:
     """Backup-like writing: ``streams`` streams of 1 MiB sequential writes, one outstanding IO each (none
     of the studies runs one; every number here is an assumption)."""
+    need_count("backup_stream", "streams", streams)
     params = {
         "streams": assumed(streams, "count", "the user's choice: backup jobs writing at once"),
         "io_size": assumed(1, "MiB", "backup software writes large sequential blocks; 1 MiB as the four-corners "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from storagelab.provenance import Param
 from storagelab.workloads.access_spec import IOMETER_WEB_SERVER, AccessSpec, SizeShare
-from storagelab.workloads.application import ApplicationWorkload, Stream, documented
+from storagelab.workloads.application import ApplicationWorkload, Stream, documented, need_count
 from storagelab.workloads.catalogue._sources import DS5020
 
 __all__ = ["SCAN_256K", "iometer_web_server", "sequential_scan"]
@@ -16,6 +16,8 @@ def iometer_web_server(
 ) -> ApplicationWorkload:
     """Iometer's web-server access spec as in the DS5020 appendix (Figure 18): four workers, four
     outstanding IOs each, 100 % random reads over the size mix of :data:`IOMETER_WEB_SERVER`."""
+    need_count("iometer_web_server", "workers", workers)
+    need_count("iometer_web_server", "outstanding", outstanding)
     params = {
         "workers": documented(workers, "count", f"{DS5020}, Appendix: 'Four workers, four outstanding I/Os'"),
         "outstanding": documented(outstanding, "count", f"{DS5020}, Appendix: 'Four workers, four outstanding I/Os'"),
@@ -40,6 +42,8 @@ def sequential_scan(
     span: int = 557 * 10**9,
 ) -> ApplicationWorkload:
     """The DS5020 scan/read stream: one worker, one outstanding 256 KiB sequential read."""
+    need_count("sequential_scan", "workers", workers)
+    need_count("sequential_scan", "outstanding", outstanding)
     params = {
         "workers": documented(workers, "count", f"{DS5020}, Appendix: 'One worker, one outstanding I/O'"),
         "io_size": documented(256, "KiB", f"{DS5020}, Appendix: '100% 256 KB sequential reads'"),

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
-from storagelab.workloads.application import ApplicationWorkload, Stream, assumed, documented, fit_default
+from storagelab.workloads.application import (
+    ApplicationWorkload,
+    Stream,
+    assumed,
+    documented,
+    fit_default,
+    need_count,
+    need_positive,
+)
 from storagelab.workloads.catalogue._sources import ILIO, NEXGEN
 from storagelab.workloads.phases import Phase, PhaseSchedule
 
@@ -56,10 +64,11 @@ def boot_storm(
     are powered on, and ramps down over the last boot; the storm lasts ``desktops / power_on_rate +
     boot_duration`` seconds. IOs land on the master image (24 GB), 90 % reads.
     """
-    if desktops < 1 or not power_on_rate > 0 or not ios_per_boot > 0 or not boot_duration > 0:
-        raise ValueError(
-            "boot_storm needs desktops >= 1 and positive power_on_rate, ios_per_boot, boot_duration"
-        )
+    need_count("boot_storm", "desktops", desktops)
+    need_positive("boot_storm", "power_on_rate", power_on_rate, "desktops/s")
+    need_positive("boot_storm", "ios_per_boot", ios_per_boot, "IOs")
+    need_positive("boot_storm", "boot_duration", boot_duration, "s")
+    need_positive("boot_storm", "start", start, "s", zero=True)
     powering = desktops / power_on_rate
     peak = power_on_rate * ios_per_boot  # IO/s with power_on_rate x boot_duration desktops booting
     # desktops booting at once rise for min(powering, boot) s, hold, and fall as the first ones finish
@@ -98,11 +107,18 @@ def login_vsi(
     start: float = 0.0,
     ramp: bool = True,
     volume: str = "vdi",
-    span: int = 600 * SPAN_PER_DESKTOP,
+    span: int | None = None,
 ) -> ApplicationWorkload:
     """Login VSI steady state: ``desktops`` x ``iops_per_desktop`` open-loop VDI IOs (4 KiB, 80 %
-    writes, random over the change disks). With ``ramp`` the sessions log on one every
-    ``launch_interval`` seconds from ``start``, so the rate ramps up over desktops x launch_interval."""
+    writes, random over the change disks, ``span`` bytes: by default :data:`SPAN_PER_DESKTOP` per
+    desktop). With ``ramp`` the sessions log on one every ``launch_interval`` seconds from ``start``, so
+    the rate ramps up over desktops x launch_interval."""
+    need_count("login_vsi", "desktops", desktops)
+    need_positive("login_vsi", "iops_per_desktop", iops_per_desktop, "IOPS")
+    need_positive("login_vsi", "launch_interval", launch_interval, "s")
+    need_positive("login_vsi", "start", start, "s", zero=True)
+    if span is None:
+        span = desktops * SPAN_PER_DESKTOP
     phases = []
     if start > 0:
         phases.append(Phase("before", start, 0.0))
