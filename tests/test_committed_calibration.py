@@ -160,7 +160,7 @@ def test_committed_envelope_run_reproduces_and_the_readme_shows_it_apart():
     committed = pl.read_csv(ROOT / "notebooks" / "envelope-quick.csv")
     fresh = envelope.evaluate(seed=1, quick=True)
     assert_frame_equal(fresh.select("claim", "model", "within", "role", "sensitive"),
-                       committed.select("claim", "model", "within", "role", "sensitive"), rtol=1e-9)  # fmt: skip
+                       committed.select("claim", "model", "within", "role", "sensitive"), rel_tol=1e-9)  # fmt: skip
     within, counted = envelope.headline(committed)
     assert committed.filter(pl.col("role") == "predicted").height >= 12
     readme = (ROOT / "README.md").read_text()

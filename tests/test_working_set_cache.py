@@ -35,21 +35,10 @@ def test_uniform_reads_hit_the_share_of_the_data_the_cache_holds(data_gb, expect
 
 
 def _lru_trace(capacity_blocks: int, blocks: np.ndarray, classes: np.ndarray) -> dict[int, float]:
-    """Per-class hit ratio of an LRU cache of ``capacity_blocks`` over a block trace (second half)."""
-    lru: OrderedDict[int, None] = OrderedDict()
-    hits, reads = {0: 0, 1: 0}, {0: 0, 1: 0}
-    for i, (b, c) in enumerate(zip(blocks.tolist(), classes.tolist(), strict=True)):
-        hit = b in lru
-        if hit:
-            lru.move_to_end(b)
-        else:
-            lru[b] = None
-            if len(lru) > capacity_blocks:
-                lru.popitem(last=False)
-        if i >= blocks.size // 2:
-            hits[c] += hit
-            reads[c] += 1
-    return {c: hits[c] / reads[c] for c in hits}
+    """Per-class hit ratio (classes 0 and 1) of an LRU cache of ``capacity_blocks`` over a block trace
+    (second half): :func:`_lru_replay` for two classes."""
+    ratios = _lru_replay(capacity_blocks, blocks, classes, 2)
+    return {0: float(ratios[0]), 1: float(ratios[1])}
 
 
 def test_a_small_busy_class_stays_resident_beside_a_large_quiet_one_as_in_lru():

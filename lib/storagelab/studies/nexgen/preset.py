@@ -245,7 +245,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         Stage("10 GbE iSCSI ports", ports, "10 GbE ports of the storage processors", cost=("port_rate",)),
         Stage("storage processors", list(sps.values()), "N5 storage processors, active-active (one per LUN)",
               cost=("processor_iops", "processor_bandwidth")),
-        Stage("flash cards", stations_and_links(list(cards.values())), "Fusion-io ioMemory, one per processor",
+        Stage("flash cards", stations_and_links(list(cards.values())), f"{p['flash_device'].value} (standing in for Fusion-io ioMemory), one per processor",
               cost=("flash_device",)),
         Stage("drives", hdds, f"{n_hdd} x {p['hdd'].value} drives, RAID-10", cost=("hdd",)),
         Stage("SQL Server vCPUs", [vcpus], "4 SQL Server VMs x 4 vCPUs", cost=("sql_cpu_per_io",),

@@ -1,10 +1,10 @@
 """Virtual SAN scenarios: IOPS at 4-64 VMs and the share of IOs under 1/2/5/10/30 ms, three configurations.
 
-:func:`fit` derives the model's one fitted parameter, the software/network delay, by MVA of its
-network (a delay for the software path, network and flash; per host its CPU cores, visited 0.325 times
-per IO: 70 % reads on one copy, 30 % writes on two, over four hosts, at the per-IO cost the preset
-states; and its 10 GbE port) on the all-flash IOPS at 16 VMs, where the QD1 workers' IOPS measure a
-latency. The hybrids share it (same vSAN version and network). The IOPS at 32 and 64 VMs are
+:func:`fit` derives the model's one fitted parameter, the software/network delay, on the all-flash
+IOPS at 16 VMs, where the QD1 workers' IOPS measure a latency: by simulation of the preset (the quick
+calibration's runs), from a bracket that MVA of its network gives (a delay for the software path,
+network and flash; per host its CPU cores, visited 0.325 times per IO: 70 % reads on one copy, 30 %
+writes on two, over four hosts, at the per-IO cost the preset states; and its 10 GbE port). The hybrids share it (same vSAN version and network). The IOPS at 32 and 64 VMs are
 predictions: no fitted parameter sets a capacity.
 
 The hybrids' read caches are not warm: the study cleared the read cache and write buffer before each
@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 from scipy.optimize import brentq
 
 from storagelab import devices, theory
@@ -144,11 +145,35 @@ def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float) -> float:
     return float(brentq(gap, 0.0, 1.0, xtol=1e-3))
 
 
+#: The replications the stack delay is fitted over: the committed quick calibration's (seeds 1 to 3).
+FIT_SEEDS = (1, 2, 3)
+
+
 def fit() -> float:
-    """The software/network delay (ms), fitted as the module says: MVA on the all-flash IOPS at 16 VMs."""
+    """The software/network delay (ms), fitted as the module says: the largest delay, stated to 0.0001 ms,
+    at which the simulated all-flash cluster at 16 VMs (quick runs, mean over :data:`FIT_SEEDS`) still
+    runs at the published 'over 22,300' IOPS, found by bisection from the bracket the MVA gives and
+    checked at the stated value."""
     af, vms = "all-flash NVMe", 16
     published = published_value("vsan-af-iops-vm16")
-    return float(brentq(lambda s: mva_iops(vms, s, af) / published - 1, 1e-6, 10.0, xtol=1e-10))
+
+    def iops(stack_ms: float) -> float:
+        topo = functools.partial(preset.vsan, af, stack_delay=stack_ms)
+        runs = [topo().run(vsan_iometer(vms=vms), seed=k, **_times(True, vms)) for k in FIT_SEEDS]
+        return float(np.mean([r.summary()["iops"][0] for r in runs]))
+
+    guess = float(brentq(lambda s: mva_iops(vms, s, af) / published - 1, 1e-6, 10.0, xtol=1e-10))
+    lo, hi = 0.5 * guess, 1.5 * guess
+    if not iops(lo) >= published > iops(hi):
+        raise RuntimeError(f"the fit's bracket [{lo:.4f}, {hi:.4f}] ms does not contain the published IOPS")
+    while hi - lo > 1e-4:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if iops(mid) >= published else (lo, mid)
+    # the value stated to 0.0001 ms, checked where it is stated (the runs are not exactly monotone in it)
+    value = math.floor(lo * 1e4) / 1e4
+    while iops(value) < published:
+        value = round(value - 1e-4, 4)
+    return value
 
 
 def simulated_iops(configuration: str, vms: int, hit: float, stack_ms: float, seed: int = 1) -> float:

@@ -37,9 +37,9 @@ The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a paramet
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
 devices the same, so the model stripes each host's capacity tier over all its devices.
 
-One parameter is fitted (:func:`storagelab.studies.vsan.claims.fit`): the software/network delay, by MVA
-of this network on the all-flash IOPS at 16 VMs, where one IO outstanding per VM makes the IOPS a measure
-of latency. Every capacity comes from hardware (:meth:`Topology.capacities`): each host processes the IOs
+One parameter is fitted (:func:`storagelab.studies.vsan.claims.fit`): the software/network delay, by
+simulation of this preset on the all-flash IOPS at 16 VMs (the quick calibration's runs, from a bracket
+that MVA of this network gives), where one IO outstanding per VM makes the IOPS a measure of latency. Every capacity comes from hardware (:meth:`Topology.capacities`): each host processes the IOs
 it serves on its cores (two sockets of the processor the document names, with the cores and clock of
 Intel's specifications) at a per-IO cost in CPU cycles stated as an assumption with its source, and its
 10 GbE port carries their data; before, one server per host with a per-IO time fitted on the 64-VM
@@ -91,7 +91,7 @@ _ORDERING_SOURCE = (
 )
 
 #: The fitted value (``storagelab.studies.vsan.claims.fit()`` reproduces it; a test checks it).
-FITTED_STACK_DELAY_MS = 0.6472
+FITTED_STACK_DELAY_MS = 0.5997
 
 #: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
 FITTED_ON = {"stack_delay": ("vsan-af-iops-vm16",)}
@@ -141,8 +141,8 @@ def params(configuration: str) -> dict[str, Param]:
             FITTED_STACK_DELAY_MS,
             "ms",
             "fit",
-            "exact MVA of the model network (storagelab."
-            "studies.vsan.claims.fit) on " + ", ".join(FITTED_ON["stack_delay"]),
+            "simulation of this preset, the quick calibration's three runs (storagelab."
+            "studies.vsan.claims.fit), on " + ", ".join(FITTED_ON["stack_delay"]),
             fitted_on=FITTED_ON["stack_delay"],
             capacity="time",
         ),
@@ -350,16 +350,18 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     ]  # fmt: skip
     if configuration == "all-flash NVMe":
         stages += [
-            Stage("NVMe write buffer", stations_and_links(devices["buffer"]), "Intel DC P3700 800 GB, one per host",
+            Stage("NVMe write buffer", stations_and_links(devices["buffer"]),
+                  f"{p['write_buffer_device'].value} (the study's Intel DC P3700 800 GB), one per host",
                   cost=("write_buffer_device",)),
-            Stage("capacity SSDs", roles["capacity SSDs"], f"Intel DC S3500 800 GB, {per_host} per host",
+            Stage("capacity SSDs", roles["capacity SSDs"], f"{p['capacity_device'].value}, {per_host} per host",
                   cost=("capacity_device",)),
         ]  # fmt: skip
     else:
         stages += [
-            Stage("cache SSD", stations_and_links(devices["cache"]), "Intel DC S3700 800 GB, one per host",
+            Stage("cache SSD", stations_and_links(devices["cache"]),
+                  f"{p['cache_device'].value} (the study's Intel DC S3700 800 GB), one per host",
                   cost=("cache_device",)),
-            Stage("capacity drives", roles["drives"], f"Seagate 1.2 TB 10K SAS, {per_host} per host",
+            Stage("capacity drives", roles["drives"], f"{p['capacity_device'].value} drives, {per_host} per host",
                   cost=("capacity_device",)),
         ]  # fmt: skip
     return Topology(name, {"datastore": datastore}, p, roles=roles, stages=stages)
