@@ -4,7 +4,10 @@ independent write-ups; each row with its address, a verbatim quote and its condi
 
 Each claim builds the preset as closely as it allows to the source's configuration (overrides for hosts,
 drives, processors, protection) and runs the workload the source states, or, where the source does not
-state one, the workload written in :data:`CLAIMS` before the claim was run. Claims are read and scored by
+state one, the workload written in :data:`CLAIMS` before the claims were run. Two protocols were corrected
+once after the first run, because they measured the workload's concurrency rather than the system's
+maximum (:data:`SATURATING_PER_HOST`, :func:`_per_busy_second`, and the sustained write log of the 70/30
+claim): each says what the first run gave. Claims are read and scored by
 the calibration's rules (:data:`storagelab.calibration.claims.READINGS`,
 :func:`storagelab.calibration.claims.tolerance`); none is ever fitted on. A claim whose published figure
 is an input of the preset (a parameter computed from it) is ``derived`` and not counted; a claim that
