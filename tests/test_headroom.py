@@ -9,7 +9,13 @@ import polars as pl
 import pytest
 
 from storagelab import theory
-from storagelab.analysis.headroom import BEYOND_RANGE, LatencyObjective, OutsideBracket, headroom
+from storagelab.analysis.headroom import (
+    BEYOND_RANGE,
+    ClearOutcome,
+    LatencyObjective,
+    OutsideBracket,
+    headroom,
+)
 from storagelab.kernel import ClosedSource, Exponential, FixedSampler, OpenSource, Path, Station
 from storagelab.kernel.simulation import simulate
 
@@ -90,7 +96,9 @@ def test_a_percentile_over_several_classes_and_a_walk_from_start():
     """Two Poisson classes of 50/s x m share one exponential server of 1,000/s; their response time is
     exponential with rate 1000 - 100 m, so the p95 of both together is ln(20) / (1000 - 100 m): at most
     6 ms up to m = 5.007. The service level measures the two classes together; the search walks out from
-    start = 1 (1, 2, 4 hold; 8 fails) and bisects, and its runs are all in ``evaluations``."""
+    start = 1, where the server is 10 % busy, to where it would saturate (m = 10, the utilisation law;
+    9.9 is the bracket's top), which fails, and bisects; the second replication starts at the first's
+    answer and steps by (1 + tolerance)**2. Its runs are all in ``evaluations``."""
 
     def run(m, seed):
         disk = Station("disk", Exponential(1e-3), servers=1)
@@ -108,8 +116,12 @@ def test_a_percentile_over_several_classes_and_a_walk_from_start():
     h = headroom(run, [level], low=0.5, high=9.9, start=1.0, replications=2, tolerance=0.01)
     exact = (1000 - math.log(20) / 0.006) / 100
     assert h.mean == pytest.approx(exact, rel=0.03)
-    ms = sorted(set(h.evaluations.filter(pl.col("seed") == 1)["multiplier"]))
-    assert ms[:3] == [1.0, 2.0, 4.0] and 8.0 in ms and all(4.0 <= m <= 8.0 for m in ms[3:])
+    first = h.evaluations.filter(pl.col("seed") == 1)["multiplier"].unique(maintain_order=True).to_list()
+    assert first[:2] == [1.0, 9.9] and all(first[0] < m < first[1] for m in first[2:])
+    second = h.evaluations.filter(pl.col("seed") == 2)["multiplier"].unique(maintain_order=True).to_list()
+    assert second[0] == pytest.approx(h.per_replication[0])
+    assert second[1] == pytest.approx(second[0] * 1.01**2) or second[1] == pytest.approx(second[0] / 1.01**2)
+    assert len(second) < len(first)  # the warm start needs fewer runs
     assert not h.censored
 
 
@@ -132,3 +144,48 @@ def test_leaving_a_valid_range_stops_the_search_and_censors_the_answer():
     h = headroom(run, [LatencyObjective("io", "mean_ms", 5.0)], low=1.0, high=50.0, start=2.0, replications=2)
     assert h.censored and h.fails_first == "curve: beyond its published range"
     assert h.mean == pytest.approx(10.0, rel=0.03)
+
+
+def _mm1(m: float, seed: int, stop=None):
+    """Poisson arrivals at 100/s x m on one exponential server of 1,000/s for 20 s (1 s warm-up)."""
+    disk = Station("disk", Exponential(1e-3), servers=1)
+    src = OpenSource("io", disk, SAMPLER, rate=100.0 * m, cls="io")
+    return simulate(disk, [src], duration=20.0, warmup=1.0, seed=seed, progress=False, stop=stop)
+
+
+def test_checks_that_never_stop_leave_the_run_as_it_was():
+    """Pausing at the checks (and measuring there) does not perturb the run: the same seed gives the
+    same IOs and latencies to the last digit."""
+    asked: list[float] = []
+
+    def never(partial):
+        asked.append(partial.duration)
+        return False
+
+    plain, checked = _mm1(5.0, 3), _mm1(5.0, 3, stop=never)
+    assert asked == pytest.approx([1.0 + 19.0 * f for f in (0.125, 0.25, 0.5)])
+    assert checked.summary().equals(plain.summary()) and checked.duration == plain.duration == 20.0
+    assert checked.components().equals(plain.components())
+    disk = Station("d", Exponential(1e-3))
+    src = OpenSource("io", disk, SAMPLER, rate=100.0, cls="io")
+    with pytest.raises(ValueError, match="checks must be increasing"):
+        simulate(disk, [src], duration=1.0, stop=never, checks=(0.5, 0.25))
+
+
+@pytest.mark.parametrize(
+    ("m", "verdict"),
+    [(1.0, "met"), (12.0, "missed"), (5.0, "undecided")],
+)
+def test_a_clear_outcome_ends_the_run_early_and_an_unclear_one_does_not(m, verdict):
+    """The M/M/1 above: at m = 1 the mean response is 1.1 ms, and against a 4 ms limit (ratio 0.28) the
+    level is clearly met at the second check; at m = 12 the server is overloaded (rho = 1.2) and the
+    queue and the ratio to a 2 ms limit only grow: clearly missed at the second check; at m = 5 the mean
+    is at its 2 ms limit and the run goes to its end, unchanged. A stopped run decides as the full run."""
+    level = LatencyObjective("io", "mean_ms", 4.0 if verdict == "met" else 2.0)
+    full = _mm1(m, 1)
+    stopped = _mm1(m, 1, stop=ClearOutcome([level]))
+    if verdict == "undecided":
+        assert stopped.duration == 20.0 and stopped.summary().equals(full.summary())
+        return
+    assert stopped.duration == pytest.approx(1.0 + 19.0 * 0.25)  # the first check only sets the trend
+    assert (level.ratio(stopped) <= 1) == (level.ratio(full) <= 1) == (verdict == "met")

@@ -33,7 +33,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from storagelab.analysis.headroom import Headroom, OutsideBracket, headroom
+from storagelab.analysis.headroom import ClearOutcome, Headroom, OutsideBracket, headroom
 from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
 from storagelab.architectures.topology import Topology
 from storagelab.devices import CapacityExceeded
@@ -144,7 +144,8 @@ def _topology(c: Candidate, bound: str) -> tuple[Mapping[str, Component], Mappin
 class Settings:
     """How each headroom is searched: ``duration_s`` simulated seconds per run (``warmup_s`` of them
     discarded), ``replications``, the multiplier bracket ``[low, high]`` walked from ``start``, the
-    bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``."""
+    bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``. ``early_stop``:
+    a run whose outcome is already clear ends early (:class:`~storagelab.analysis.headroom.ClearOutcome`)."""
 
     duration_s: float = 2.0
     warmup_s: float = 0.5
@@ -155,19 +156,22 @@ class Settings:
     tolerance: float = 0.1
     seed: int = 1
     confidence: float = 0.95
+    early_stop: bool = True
 
 
 def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
     """One candidate's headroom (one band of a curve), as a row and its evaluations."""
 
+    _, placement = _topology(c, bound)
+    levels = mix.service_levels(placement)
+
     def run(m: float, seed: int) -> SimulationResult:
         volumes, placement = _topology(c, bound)
         sources = mix.sources(volumes, placement, m)
+        stop = ClearOutcome(levels) if s.early_stop else None
         return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
-                        progress=False)  # fmt: skip
+                        progress=False, stop=stop)  # fmt: skip
 
-    _, placement = _topology(c, bound)
-    levels = mix.service_levels(placement)
     row: dict[str, Any] = {
         "architecture": c.label,
         "kind": "published curve" if c.curve else "model",

@@ -7,7 +7,10 @@ faster arrival rate: the caller decides what scaling means) and returns the
 :func:`headroom` finds by bisection the largest multiplier whose run meets every
 :class:`LatencyObjective` (common random numbers: one seed gives one curve of the multiplier, so the
 bisection sees a monotone function up to simulation noise); its answer is the middle of the final
-bracket. The replications' answers give the mean headroom and a Student-t confidence interval, widened
+bracket. The bracket is found before bisecting: upwards by the utilisation law (where a run holds with
+its busiest component at utilisation ``u``, that component saturates near ``multiplier / u``, so the next
+run is there rather than at twice the multiplier), downwards by halving; a replication after the first
+starts at the earlier answers and steps finely, since common random numbers move the boundary little. The replications' answers give the mean headroom and a Student-t confidence interval, widened
 by half the bracket (the bisection's resolution); at the first multiplier past the headroom, the service
 level that fails (worst ratio of measured to limit) and the busiest component (the bottleneck) are
 reported.
@@ -110,7 +113,7 @@ class Headroom:
     utilisation. ``censored``: the search stopped where a component left its valid range (a published
     curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
     ``evaluations``: every run of the search (seed, multiplier, service level, measured, limit, ratio,
-    in range), the per-class latency against load the search saw."""
+    and ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it), the per-class latency against load the search saw."""
 
     per_replication: tuple[float, ...]
     mean: float
@@ -132,6 +135,56 @@ class Headroom:
             "fails_first": self.fails_first, "fail_ratio": self.fail_ratio, "bottleneck": self.bottleneck,
             "bottleneck_utilisation": self.bottleneck_utilisation,
         }])  # fmt: skip
+
+
+class ClearOutcome:
+    """A sequential decision on a run of a headroom search, for ``simulate(..., stop=...)``: at each
+    check it measures every service level over the IOs so far and stops the run when the outcome is
+    already clear, so runs far from the boundary, the costly ones above it most of all, end early.
+
+    - **clearly met**: every level's measured/limit ratio is at most ``met`` and has not grown by more
+      than ``steady`` since the previous check (the latency is not drifting upwards, as it does while a
+      queue builds);
+    - **clearly missed**: some level's ratio is at least ``missed`` and has not fallen since the previous
+      check (a queue that only grows);
+
+    each level counted over at least ``min_ios`` IOs, and never at the first check (two are needed to
+    see a trend). A run it stops reports what it measured up to the stop (its ``duration`` says when),
+    so the search sees a ratio at most ``met`` or at least ``missed`` and decides as the full run
+    would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
+    of the latency after the check without a drift before it. How often that happens is measured, not
+    assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in full and counts the
+    decisions that differ."""
+
+    def __init__(
+        self,
+        levels: Sequence[LatencyObjective],
+        *,
+        met: float = 0.5,
+        missed: float = 2.0,
+        steady: float = 1.25,
+        min_ios: int = 200,
+    ) -> None:
+        if not 0 < met < 1 < missed or steady < 1 or min_ios < 1:
+            raise ValueError("ClearOutcome needs 0 < met < 1 < missed, steady >= 1 and min_ios >= 1")
+        self.levels, self.met, self.missed, self.steady, self.min_ios = levels, met, missed, steady, min_ios
+        self.previous: list[float] | None = None
+
+    def __call__(self, partial: SimulationResult) -> bool:
+        ratios = []
+        for lv in self.levels:
+            rec = partial.recorder
+            counted = sum(rec.histogram(c).count for c in lv.members or (lv.cls,) if c in rec.classes)
+            if counted < self.min_ios:
+                self.previous = None
+                return False
+            ratios.append(lv.ratio(partial))
+        before, self.previous = self.previous, ratios
+        if before is None or _beyond_range(partial) is not None:
+            return False
+        met = all(r <= self.met and r <= b * self.steady for r, b in zip(ratios, before, strict=True))
+        missed = any(r >= self.missed and r >= b for r, b in zip(ratios, before, strict=True))
+        return met or missed
 
 
 def _beyond_range(res: SimulationResult) -> str | None:
@@ -177,8 +230,11 @@ def headroom(
 ) -> Headroom:
     """The largest multiplier in ``[low, high]`` at which every service level holds (see the module
     docstring); ``tolerance``: relative width the bisection stops at (whole numbers with ``integer``).
-    With ``start``, the bracket is found from there by doubling or halving (within ``[low, high]``), so
-    runs far past the answer, the costly ones, are not made. Raises :class:`OutsideBracket` when the
+    With ``start``, the first replication's bracket is found from there (within ``[low, high]``): up by
+    the utilisation law (to where the bottleneck measured at the multiplier that held would saturate),
+    down by halving, so runs far past the answer, the costly ones, are not made; every later replication
+    starts at the geometric mean of the answers before it and steps by ``(1 + tolerance)**2``, squared
+    at each step (whole multipliers: doubling and halving from ``start`` or the earlier answers). Raises :class:`OutsideBracket` when the
     service levels already fail at ``low`` or still hold at ``high``."""
     if not levels:
         raise ValueError("headroom needs at least one service level")
@@ -203,7 +259,8 @@ def headroom(
             value = lv.measure(res)
             ratio = math.inf if not math.isfinite(value) else value / lv.limit_ms
             rows.append({"seed": s, "multiplier": float(m), "service_level": lv.label, "class": lv.cls,
-                         "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio})  # fmt: skip
+                         "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio,
+                         "run_s": res.duration})  # fmt: skip
             if ratio > worst:
                 worst, label = ratio, lv.label
         beyond = _beyond_range(res)
@@ -214,23 +271,54 @@ def headroom(
         return ok
 
     lowest, highest = (math.ceil(low), math.floor(high)) if integer else (low, high)
+
+    def up_from(m: float, step: float | None) -> float:
+        """The next multiplier to try above ``m``, where the service levels hold: ``m x step`` on a
+        warm start; otherwise where ``m``'s bottleneck would saturate (the utilisation law: at ``m / u``
+        its utilisation ``u`` reaches 1, and an open class's latency then grows without bound), or twice
+        ``m`` when that is no further than ``m x (1 + 2 x tolerance)`` (a closed loop holding at
+        saturation) or unknown."""
+        if step is not None:
+            return min(highest, m * step)
+        u = seen[m, s][4]
+        target = m / u if u > 0 and math.isfinite(u) else 2 * m
+        if not target > m * (1 + 2 * tolerance):
+            target = 2 * m
+        return min(highest, target)
+
     for r in range(replications):
         s = seed + r
         lo, hi = lowest, highest
-        if start is not None:  # walk out from start to a bracket
-            m = math.floor(start) if integer else start
+        first = start
+        step: float | None = None  # None: the first walk jumps by the utilisation law and halves
+        if answers and not integer:  # later replications start at the earlier answers, stepping finely
+            first = min(highest, max(lowest, math.exp(float(np.mean(np.log(answers))))))
+            step = (1 + tolerance) ** 2
+        if first is not None and integer:
+            first = math.floor(first)
+        if first is not None and not integer:  # walk out from the first multiplier to a bracket
+            if evaluate(first, s):
+                lo, factor = first, step
+                while lo < highest and evaluate(nxt := up_from(lo, factor), s):
+                    lo, factor = nxt, None if factor is None else factor * factor
+                hi = lo if lo >= highest else nxt
+            else:
+                hi, factor = first, 2.0 if step is None else step
+                while hi > lowest and not evaluate(nxt := max(lowest, hi / factor), s):
+                    hi, factor = nxt, factor if step is None else factor * factor
+                lo = hi if hi <= lowest else nxt
+        elif first is not None:  # whole multipliers: doubling or halving
+            m = first
             if evaluate(m, s):
                 lo = m
-                while lo < highest and evaluate(step := min(highest, lo * 2), s):
-                    lo = step
+                while lo < highest and evaluate(nxt := min(highest, lo * 2), s):
+                    lo = nxt
                 hi = lo if lo >= highest else min(highest, lo * 2)
             else:
                 hi = m
-                while hi > lowest and not evaluate(
-                    step := max(lowest, hi / 2 if not integer else hi // 2), s
-                ):
-                    hi = step
-                lo = hi if hi <= lowest else max(lowest, hi / 2 if not integer else hi // 2)
+                while hi > lowest and not evaluate(nxt := max(lowest, hi // 2), s):
+                    hi = nxt
+                lo = hi if hi <= lowest else max(lowest, hi // 2)
         if not evaluate(lo, s):
             raise OutsideBracket(
                 f"at the lowest multiplier {lo:g} (seed {s}) {seen[lo, s][1]} already fails; lower `low`",
@@ -249,7 +337,7 @@ def headroom(
                 "",
                 *seen[hi, s][3:5],
             )
-        while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance):
+        while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance * (1 + 1e-9)):
             mid = (lo + hi) // 2 if integer else math.sqrt(lo * hi)
             if evaluate(mid, s):
                 lo = mid
