@@ -159,18 +159,31 @@ class Settings:
     early_stop: bool = True
 
 
-def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
-    """One candidate's headroom (one band of a curve), as a row and its evaluations."""
-
+def candidate_run(
+    mix: WorkloadMix, c: Candidate, s: Settings, bound: str = "fit", *, early_stop: bool = True
+) -> Callable[[float, int], SimulationResult]:
+    """One run of ``c`` (``bound``: a published curve's fit or band) under ``mix`` scaled by a multiplier,
+    with a seed, as the headroom search makes it; ``early_stop``: ended by
+    :class:`~storagelab.analysis.headroom.ClearOutcome` once its outcome is clear."""
     _, placement = _topology(c, bound)
     levels = mix.service_levels(placement)
 
     def run(m: float, seed: int) -> SimulationResult:
         volumes, placement = _topology(c, bound)
         sources = mix.sources(volumes, placement, m)
-        stop = ClearOutcome(levels) if s.early_stop else None
+        stop = ClearOutcome(levels) if early_stop else None
         return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
                         progress=False, stop=stop)  # fmt: skip
+
+    return run
+
+
+def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
+    """One candidate's headroom (one band of a curve), as a row and its evaluations."""
+
+    _, placement = _topology(c, bound)
+    levels = mix.service_levels(placement)
+    run = candidate_run(mix, c, s, bound, early_stop=s.early_stop)
 
     row: dict[str, Any] = {
         "architecture": c.label,
