@@ -124,6 +124,7 @@ def report_charts(
         page.evaluate(PROBE)
         charts = page.evaluate("storagelabReportCharts(60000)")
         if shot is not None:
+            shot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(shot)
         return charts, page.errors
     finally:
@@ -138,7 +139,6 @@ def test_report_page_charts_are_drawn_and_readable(name, browser, tmp_path):
     committed = nbformat.read(ROOT / "notebooks" / name, as_version=4)
     page_file = tmp_path / f"{Path(name).stem}.html"
     render_html(committed, page_file)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / f"report-{Path(name).stem}.png"
     charts, errors = report_charts(browser, page_file, shot)
     assert not errors, errors
@@ -147,6 +147,36 @@ def test_report_page_charts_are_drawn_and_readable(name, browser, tmp_path):
     assert not problems, "\n".join(problems)
     assert all(c["svg_marks"] > 0 and c["png_fallback"] == 0 for c in charts)  # vega's SVG, not the PNG
     assert shot.stat().st_size > 10_000
+
+
+def test_the_check_catches_a_collapsed_log_scale_that_clipping_keeps(browser, tmp_path):
+    """The case of 9c8f3ae (tests/chart_cases.py: notebook 19's table with the NexGen's low at -0.142, and a
+    class with nothing measured): the real headroom and latency charts draw it readably (the value clipped
+    at the axis's floor and said in a subtitle), while the same bounds on a plain log axis, as the headroom
+    chart drew them before, are caught: NaN domain and positions, no tick."""
+    import altair as alt
+    from chart_cases import comparison_with_values_a_log_scale_cannot_show
+
+    from storagelab import charts
+
+    result = comparison_with_values_a_log_scale_cannot_show()
+    plain = (
+        alt.Chart(result.table().drop_nulls("low").to_pandas())
+        .mark_rule()
+        .encode(y="architecture:N", x=alt.X("low:Q", scale=alt.Scale(type="log")), x2="high:Q")
+        .properties(title="plain log axis", width=480)
+    )
+    made = [result.headroom_chart(), result.latency_chart(), plain]
+    outputs = [nbformat.v4.new_output("display_data", data=charts._render(c.to_dict())[0]) for c in made]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=outputs)])
+    page_file = tmp_path / "clipped.html"
+    render_html(nb, page_file)
+    drawn, errors = report_charts(browser, page_file, ARTIFACTS / "report-clipped-values.png")
+    assert not errors, errors
+    assert not problems_of(drawn[:2]), problems_of(drawn[:2])
+    caught = chart_problems(drawn[2])
+    assert any("is not finite" in p for p in caught) and any("NaN" in p for p in caught), caught
+    assert any("0 tick label(s)" in p for p in caught), caught
 
 
 def _free_port() -> int:
