@@ -268,7 +268,9 @@ class Comparison:
     ) -> alt.LayerChart:
         """The headroom of each architecture (of ``labels``, default all: the mix's multiplier that still
         meets every service level) with its confidence interval; a published curve's bands beside its fit;
-        an answer that is a bound (the published range ends, or the search's bracket) drawn as a triangle."""
+        an answer that is a bound (the published range ends, or the search's bracket) drawn as a triangle.
+        A value the log axis cannot show (an interval's bound at or below 0) is drawn clipped at the axis's
+        floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
         from storagelab import charts
 
         t = self.table().filter(pl.col("headroom").is_not_null())  # "cannot host": no number to draw
@@ -281,9 +283,12 @@ class Comparison:
             .when(pl.col("status").str.starts_with("at least") | pl.col("status").str.starts_with("holds"))
             .then(pl.lit("at least")).otherwise(pl.lit("below")),
         )  # fmt: skip
-        data = charts.chart_data(
-            t.select("label", "headroom", "low", "high", "status", "bound_kind", "fails_first", "bottleneck")
-        ).to_pandas()
+        shown = charts.for_log_scale(
+            t.select("label", "headroom", "low", "high", "status", "bound_kind", "fails_first", "bottleneck"),
+            ["low", "headroom", "high"],
+            also=[1.0],  # the dashed rule at the mix as given
+        )
+        data = charts.chart_data(shown).to_pandas()
         order = t["label"].to_list()
         y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
         base = alt.Chart(data)
@@ -308,11 +313,16 @@ class Comparison:
                     domain=["headroom", "at least", "below"], range=["#1f77b4", "#2ca02c", "#d62728"]
                 ),
             ),
-            tooltip=["label", "headroom", "low", "high", "status", "fails_first", "bottleneck"],
+            tooltip=charts.with_clipped(
+                shown, ["label", "headroom", "low", "high", "status", "fails_first", "bottleneck"]
+            ),
         )
         one = alt.Chart(data).mark_rule(strokeDash=[4, 4], color="#999999").encode(x=alt.datum(1.0))
         return alt.layer(bars, points, one).properties(
-            title=f"Headroom on {self.mix.name} (1 = the mix as given)",
+            title=charts.titled(
+                f"Headroom on {self.mix.name} (1 = the mix as given)",
+                charts.clipped_subtitle(shown, label="label"),
+            ),
             width=480,
             height=max(120, 26 * len(order)),
             name=name,
@@ -322,14 +332,18 @@ class Comparison:
         self, labels: Sequence[str] | None = None, *, name: str = "latency-vs-load"
     ) -> alt.Chart:
         """Per class, the measured metric over its limit against the load multiplier, per architecture (of
-        ``labels``, default all; every run of the searches; above 1 the class misses its service level)."""
+        ``labels``, default all; every run of the searches; above 1 the class misses its service level).
+        A value the log axes cannot show (a ratio of 0: nothing measured) is drawn clipped at the axis's
+        floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
         from storagelab import charts
 
         ev = self.evaluations().filter(pl.col("bound") == "fit")
         if labels is not None:
             ev = ev.filter(pl.col("architecture").is_in(list(labels)))
         ev = ev.group_by("architecture", "class", "service_level", "multiplier").agg(pl.col("ratio").mean())
-        data = charts.chart_data(ev.sort("architecture", "class", "multiplier")).to_pandas()
+        ev = charts.for_log_scale(ev.sort("architecture", "class", "multiplier"), ["multiplier"])
+        ev = charts.for_log_scale(ev, ["ratio"], also=[1.0])  # the dashed rule at the limit
+        data = charts.chart_data(ev).to_pandas()
         line = (
             alt.Chart(data)
             .mark_line(point=True)
@@ -337,7 +351,7 @@ class Comparison:
                 x=alt.X("multiplier:Q", title="load multiplier", scale=alt.Scale(type="log")),
                 y=alt.Y("ratio:Q", title="measured / limit", scale=alt.Scale(type="log")),
                 color=alt.Color("architecture:N", title=None),
-                tooltip=["architecture", "service_level", "multiplier", "ratio"],
+                tooltip=charts.with_clipped(ev, ["architecture", "service_level", "multiplier", "ratio"]),
             )
         )
         limit = alt.Chart(data).mark_rule(strokeDash=[4, 4], color="#999999").encode(y=alt.datum(1.0))
@@ -345,7 +359,13 @@ class Comparison:
             alt.layer(line, limit, data=data)
             .properties(width=260, height=200)
             .facet(facet=alt.Facet("class:N", title=None), columns=3)
-            .properties(title="Each class against its service level as the mix grows", name=name)
+            .properties(
+                title=charts.titled(
+                    "Each class against its service level as the mix grows",
+                    charts.clipped_subtitle(ev, label="architecture"),
+                ),
+                name=name,
+            )
         )
 
 

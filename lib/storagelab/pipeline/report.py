@@ -125,12 +125,14 @@ def without_default_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNo
 
 
 #: Embeds every chart of a page from its Vega-Lite spec, replacing the static PNG it starts with (which
-#: stays if scripts are off). ``data-rendered`` marks a chart drawn, ``data-error`` one that failed.
+#: stays if scripts are off). ``data-rendered`` marks a chart drawn, ``data-error`` one that failed; the
+#: element keeps vega-embed's result (its Vega view and compiled spec) as ``vegaEmbed``, for a reader's
+#: browser console and the browser check's probe of scales and marks (tests/vega_probe.js).
 _EMBED_SNIPPET = """
 for (const el of document.querySelectorAll('.storagelab-chart')) {
   const spec = JSON.parse(el.dataset.spec);
   vegaEmbed(el, spec, {actions: false, renderer: 'svg'})
-    .then(() => { el.dataset.rendered = 'true'; })
+    .then((result) => { el.vegaEmbed = result; el.dataset.rendered = 'true'; })
     .catch((err) => { el.dataset.error = String(err); });
 }
 """
