@@ -216,6 +216,29 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
     return {"row": row, "evaluations": ev}
 
 
+def bottleneck_capacity(result: Comparison) -> pl.Series:
+    """Per row of ``result``'s table, where its bottleneck's capacity comes from: ``"published curve"`` for
+    a curve, else :func:`~storagelab.architectures.capacities.capacity_origin` on the candidate's preset
+    (``"hardware (datasheet)"``, ``"fit (saturates: <row>)"``...; ``"no declared stage"`` if no stage
+    holds it); ``""`` for a row with no bottleneck (*cannot host*)."""
+    from storagelab.architectures.capacities import capacity_origin
+
+    built: dict[str, Topology] = {}
+    by_label = {c.label: c for c in result.candidates}
+    out = []
+    for row in result.rows:
+        c = by_label.get(row["architecture"])
+        if not row["bottleneck"] or c is None:
+            out.append("")
+        elif c.curve is not None:
+            out.append("published curve")
+        else:
+            if c.label not in built:
+                built[c.label] = c.build(**c.overrides)
+            out.append(capacity_origin(built[c.label], row["bottleneck"]) or "no declared stage")
+    return pl.Series("bottleneck_capacity", out, dtype=pl.String)
+
+
 @dataclass
 class Comparison:
     """The result of :func:`compare`: per candidate (and per band of a published curve) its headroom."""
@@ -228,11 +251,14 @@ class Comparison:
 
     def table(self) -> pl.DataFrame:
         """One row per architecture (and band of a curve): headroom (the mix's multiplier), its interval,
-        status, the service level that fails first and the bottleneck with its utilisation."""
+        status, the service level that fails first, the bottleneck with its utilisation and where its capacity
+        comes from (:func:`bottleneck_capacity`)."""
         schema = {"architecture": pl.String, "kind": pl.String, "bound": pl.String, "headroom": pl.Float64,
                   "low": pl.Float64, "high": pl.Float64, "status": pl.String, "fails_first": pl.String,
                   "bottleneck": pl.String, "bottleneck_utilisation": pl.Float64}  # fmt: skip
-        return pl.DataFrame(self.rows, schema=schema)
+        return pl.DataFrame(self.rows, schema=schema).with_columns(
+            bottleneck_capacity=bottleneck_capacity(self)
+        )
 
     def evaluations(self) -> pl.DataFrame:
         """Every run of every search: architecture, bound, seed, multiplier, service level, measured (ms),
