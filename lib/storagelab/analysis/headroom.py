@@ -8,9 +8,10 @@ faster arrival rate: the caller decides what scaling means) and returns the
 :class:`LatencyObjective` (common random numbers: one seed gives one curve of the multiplier, so the
 bisection sees a monotone function up to simulation noise); its answer is the middle of the final
 bracket. The bracket is found before bisecting: upwards by the utilisation law (where a run holds with
-its busiest component at utilisation ``u``, that component saturates near ``multiplier / u``, so the next
-run is there rather than at twice the multiplier), downwards by halving; a replication after the first
-starts at the earlier answers and steps finely, since common random numbers move the boundary little. The replications' answers give the mean headroom and a Student-t confidence interval, widened
+its busiest component at utilisation ``u``, that component saturates near ``multiplier / u``, so the
+next run is there rather than at twice the multiplier), downwards by halving; a replication after the
+first starts at the earlier answers and steps finely, since common random numbers move the boundary
+little. The replications' answers give the mean headroom and a Student-t confidence interval, widened
 by half the bracket (the bisection's resolution); at the first multiplier past the headroom, the service
 level that fails (worst ratio of measured to limit) and the busiest component (the bottleneck) are
 reported.
@@ -113,7 +114,8 @@ class Headroom:
     utilisation. ``censored``: the search stopped where a component left its valid range (a published
     curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
     ``evaluations``: every run of the search (seed, multiplier, service level, measured, limit, ratio,
-    and ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it), the per-class latency against load the search saw."""
+    and ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it),
+    the per-class latency against load the search saw."""
 
     per_replication: tuple[float, ...]
     mean: float
@@ -152,8 +154,8 @@ class ClearOutcome:
 
     each level counted over at least ``min_ios`` IOs (30: a mean of exponential-like latencies is then
     known to about 18 %, far inside the factor of two the margins leave), and never at the first check
-    (two are needed to see a trend). A run it stops reports what it measured up to the stop (its ``duration`` says when),
-    so the search sees a ratio at most ``met`` or at least ``missed`` and decides as the full run
+    (two are needed to see a trend). A run it stops reports what it measured up to the stop (its
+    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed`` and decides as the full run
     would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
     of the latency after the check without a drift before it. How often that happens is measured, not
     assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in full and counts the
@@ -242,8 +244,8 @@ def headroom(
     the utilisation law (to where the bottleneck measured at the multiplier that held would saturate),
     down by halving, so runs far past the answer, the costly ones, are not made; every later replication
     starts at the geometric mean of the answers before it and steps by ``(1 + tolerance)**2``, squared
-    at each step (whole multipliers: doubling and halving from ``start`` or the earlier answers). Raises :class:`OutsideBracket` when the
-    service levels already fail at ``low`` or still hold at ``high``."""
+    at each step (whole multipliers: every replication doubles or halves from ``start``). Raises
+    :class:`OutsideBracket` when the service levels already fail at ``low`` or still hold at ``high``."""
     if not levels:
         raise ValueError("headroom needs at least one service level")
     if not 0 < low < high or replications < 2 or not 0 < tolerance < 1 or not 0.5 < confidence < 1:
