@@ -143,7 +143,9 @@ def _topology(c: Candidate, bound: str) -> tuple[Mapping[str, Component], Mappin
 @dataclass(frozen=True)
 class Settings:
     """How each headroom is searched: ``duration_s`` simulated seconds per run (``warmup_s`` of them
-    discarded), ``replications``, the multiplier bracket ``[low, high]`` walked from ``start``, the
+    discarded), ``replications`` (independent searches: the headroom is their geometric mean, its interval
+    a Student-t interval on the log of the multiplier widened for the bisection's resolution; see
+    :mod:`storagelab.analysis.headroom`), the multiplier bracket ``[low, high]`` walked from ``start``, the
     bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``."""
 
     duration_s: float = 2.0
@@ -210,7 +212,8 @@ class Comparison:
     runs: list[pl.DataFrame]
 
     def table(self) -> pl.DataFrame:
-        """One row per architecture (and band of a curve): headroom (the mix's multiplier), its interval,
+        """One row per architecture (and band of a curve): headroom (the mix's multiplier; the geometric mean
+        of the searches), its interval,
         status, the service level that fails first and the bottleneck with its utilisation."""
         schema = {"architecture": pl.String, "kind": pl.String, "bound": pl.String, "headroom": pl.Float64,
                   "low": pl.Float64, "high": pl.Float64, "status": pl.String, "fails_first": pl.String,
