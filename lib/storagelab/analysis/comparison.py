@@ -143,13 +143,18 @@ def _topology(c: Candidate, bound: str) -> tuple[Mapping[str, Component], Mappin
 @dataclass(frozen=True)
 class Settings:
     """How each headroom is searched: ``duration_s`` simulated seconds per run (``warmup_s`` of them
-    discarded), ``replications``, the multiplier bracket ``[low, high]`` walked from ``start``, the
-    bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``. ``early_stop``:
-    a run whose outcome is already clear ends early (:class:`~storagelab.analysis.headroom.ClearOutcome`)."""
+    discarded), ``replications`` (independent searches: the headroom is their geometric mean, its interval
+    a Student-t interval on the log of the multiplier widened for the bisection's resolution; see
+    :mod:`storagelab.analysis.headroom`), the multiplier bracket ``[low, high]`` walked from ``start``, the
+    bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``. Three replications:
+    with two, the t factor is 12.7 and the interval is several times wider for two thirds of the cost
+    (``python -m storagelab.verify.headroom_coverage --cases mm1-mean --replications 2 3 4 5 --tolerance
+    0.1``). ``early_stop``: a run whose outcome is already clear ends early
+    (:class:`~storagelab.analysis.headroom.ClearOutcome`)."""
 
     duration_s: float = 2.0
     warmup_s: float = 0.5
-    replications: int = 2
+    replications: int = 3
     low: float = 0.125
     high: float = 4.0
     start: float = 1.0
@@ -250,9 +255,9 @@ class Comparison:
     runs: list[pl.DataFrame]
 
     def table(self) -> pl.DataFrame:
-        """One row per architecture (and band of a curve): headroom (the mix's multiplier), its interval,
-        status, the service level that fails first, the bottleneck with its utilisation and where its capacity
-        comes from (:func:`bottleneck_capacity`)."""
+        """One row per architecture (and band of a curve): headroom (the mix's multiplier; the geometric mean
+        of the searches), its interval, status, the service level that fails first, the bottleneck with its
+        utilisation and where its capacity comes from (:func:`bottleneck_capacity`)."""
         schema = {"architecture": pl.String, "kind": pl.String, "bound": pl.String, "headroom": pl.Float64,
                   "low": pl.Float64, "high": pl.Float64, "status": pl.String, "fails_first": pl.String,
                   "bottleneck": pl.String, "bottleneck_utilisation": pl.Float64}  # fmt: skip

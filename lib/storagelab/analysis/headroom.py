@@ -6,22 +6,38 @@ faster arrival rate: the caller decides what scaling means) and returns the
 :class:`~storagelab.kernel.simulation.SimulationResult`. For each replication (seed ``seed + r``),
 :func:`headroom` finds by bisection the largest multiplier whose run meets every
 :class:`LatencyObjective` (common random numbers: one seed gives one curve of the multiplier, so the
-bisection sees a monotone function up to simulation noise); its answer is the middle of the final
-bracket. The bracket is found before bisecting: upwards by the utilisation law (where a run holds with
-its busiest component at utilisation ``u``, that component saturates near ``multiplier / u``, so the
-next run is there rather than at twice the multiplier), downwards by halving; a replication after the
-first starts at the earlier answers and steps finely, since common random numbers move the boundary
-little. The replications' answers give the mean headroom and a Student-t confidence interval, widened
-by half the bracket (the bisection's resolution); at the first multiplier past the headroom, the service
-level that fails (worst ratio of measured to limit) and the busiest component (the bottleneck) are
-reported.
+bisection sees a monotone function up to simulation noise); its answer is the geometric middle of the
+final bracket. The bracket is found before bisecting: upwards by the utilisation law (where a run holds
+with its busiest component at utilisation ``u``, that component saturates near ``multiplier / u``, so
+the next run is there rather than at twice the multiplier), downwards by halving; a replication after
+the first starts at the earlier answers and steps finely, since common random numbers move the boundary
+little. At the first multiplier past the headroom, the service level that fails (worst ratio of
+measured to limit) and the busiest component (the bottleneck) are reported.
+
+The interval is on the log of the multiplier, where a multiplier lives (it is > 0, and a headroom of 2
+is as far from 1 as 1/2 is). Over the ``n`` replications' answers ``x_r``: the Student-t interval of
+``mean(log x_r)``, half-width ``t * sd(log x_r) / sqrt(n)``, widened for the bisection's resolution ``d``
+(half the widest final bracket on the log scale, ``log(hi / lo) / 2``; at most ``log(1 + tolerance) / 2``)
+by ``d * (1 + t / sqrt(n - 1))``: each answer lies within ``d`` of its replication's exact boundary, so
+the boundaries' mean of logs is within ``d`` of the answers' and their standard deviation within
+``d * sqrt(n / (n - 1))``, and the widened interval contains the t-interval the exact boundaries would
+give, wherever they are in their brackets. It does not shrink to the bracket when the replications land
+in the same one (the sample spread is then 0, though the boundaries' is not). The headroom is the
+geometric mean ``exp(mean(log x_r))`` and the bounds ``exp(mean -/+ half-width)``, clipped to the searched
+``[low, high]`` (every replication's boundary lies in it, so what is estimated does too): > 0 whatever
+the replications say. It is an interval for the geometric mean of what one run of the given length
+answers; that is the model's headroom when the runs are long enough for their bias (warm-up, a
+finite-run mean or percentile) to be small against the spread between seeds.
+:mod:`storagelab.verify.headroom_coverage` measures how often it covers the exact headroom of M/M/1,
+M/M/4 and closed MVA systems. With ``integer=True`` (whole multipliers: a population of workers) each
+answer is the largest whole multiplier that held on its search's path (no resolution term) and the bounds
+are rounded outwards to whole multipliers within ``[ceil(low), floor(high)]``: replications that all
+agree give that number as both bounds.
 
 A run that drives a component outside the range it is valid for (a station built from a published
 curve, past the curve's last published point; see :data:`BEYOND_RANGE`) counts as a failure labelled with
 that component, so the search never answers from an extrapolated curve: when that is what stops it, the
 answer is ``censored`` (the headroom is at least that much; the published data cannot say more).
-
-``integer=True`` searches whole multipliers (a population of workers).
 """
 
 from __future__ import annotations
@@ -33,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from storagelab.kernel.component import BEYOND_RANGE
 from storagelab.kernel.replications import half_width
@@ -108,8 +125,10 @@ class LatencyObjective:
 
 @dataclass(frozen=True)
 class Headroom:
-    """The answer: ``per_replication`` headrooms, their ``mean`` and ``low``/``high`` confidence bounds
-    at ``confidence``; at the first multiplier past the headroom (of the first replication), the
+    """The answer: ``per_replication`` headrooms; ``mean``, their geometric mean, and ``low``/``high``, its
+    confidence bounds at ``confidence`` (a Student-t interval on the log of the multiplier widened by the
+    bisection's resolution, always within ``(0, inf)`` and the searched bracket; see the module docstring);
+    at the first multiplier past the headroom (of the first replication), the
     service level that ``fails_first`` with its ratio, and the ``bottleneck`` component with its
     utilisation. ``censored``: the search stopped where a component left its valid range (a published
     curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
@@ -155,8 +174,8 @@ class ClearOutcome:
     each level counted over at least ``min_ios`` IOs (30: a mean of exponential-like latencies is then
     known to about 18 %, far inside the factor of two the margins leave), and never at the first check
     (two are needed to see a trend). A run it stops reports what it measured up to the stop (its
-    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed`` and decides as the full run
-    would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
+    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed`` and
+    decides as the full run would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
     of the latency after the check without a drift before it. How often that happens is measured, not
     assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in full and counts the
     decisions that differ."""
@@ -197,10 +216,39 @@ class ClearOutcome:
         return met or missed
 
 
+def log_interval(
+    answers: Sequence[float],
+    confidence: float,
+    resolution: float,
+    lowest: float,
+    highest: float,
+    *,
+    integer: bool = False,
+) -> tuple[float, float, float]:
+    """The headroom and its bounds ``(geometric mean, low, high)`` from the replications' ``answers`` (> 0),
+    each known to lie within ``resolution`` of its replication's boundary on the log scale:
+    ``exp(mean(log x) -/+ (t * sd(log x) / sqrt(n) + resolution * (1 + t / sqrt(n - 1))))``, the Student-t
+    interval of the logs widened just enough to contain the one the exact boundaries would give, wherever
+    they lie within ``resolution`` of the answers (their mean moves by at most ``resolution``, their
+    standard deviation by at most ``resolution * sqrt(n / (n - 1))``); clipped to ``[lowest, highest]``,
+    where every boundary lies; with ``integer``, rounded outwards to whole multipliers."""
+    logs = np.log(np.asarray(answers, dtype=float))
+    if logs.size < 2 or not np.all(np.isfinite(logs)):
+        raise ValueError(f"the headroom interval needs at least two answers > 0, got {list(answers)}")
+    centre = float(logs.mean())
+    t = float(stats.t.ppf(0.5 + confidence / 2, logs.size - 1))
+    half = half_width(logs, confidence) + resolution * (1 + t / math.sqrt(logs.size - 1))
+    mean = float(answers[0]) if np.ptp(logs) == 0 else math.exp(centre)  # no rounding error when all agree
+    low, high = max(lowest, math.exp(centre - half)), min(highest, math.exp(centre + half))
+    if integer:  # whole multipliers; the tolerance keeps exp(log(7)) = 7.000000000000001 at 7
+        low, high = max(lowest, math.floor(low * (1 + 1e-9))), min(highest, math.ceil(high * (1 - 1e-9)))
+    return mean, float(min(low, mean)), float(max(high, mean))
+
+
 def _beyond_range(res: SimulationResult) -> str | None:
     """The first component the run drove outside its valid range, if any."""
-    stats = res.components().filter(pl.col("statistic") == BEYOND_RANGE, pl.col("value") > 0)
-    return None if stats.is_empty() else str(stats["component"][0])
+    flagged = res.components().filter(pl.col("statistic") == BEYOND_RANGE, pl.col("value") > 0)
+    return None if flagged.is_empty() else str(flagged["component"][0])
 
 
 class OutsideBracket(ValueError):
@@ -255,6 +303,7 @@ def headroom(
     if start is not None and not low <= start <= high:
         raise ValueError(f"headroom: start ({start}) must lie in [low, high] = [{low}, {high}]")
     answers: list[float] = []
+    resolution = 0.0  # half the widest final bracket, on the log scale
     rows: list[dict[str, object]] = []
     seen: dict[tuple[float, int], tuple[bool, str, float, str, float]] = {}
 
@@ -354,14 +403,12 @@ def headroom(
             else:
                 hi = mid
         answers.append(float(lo) if integer else math.sqrt(lo * hi))  # the boundary lies in [lo, hi]
+        resolution = max(resolution, 0.0 if integer else math.log(hi / lo) / 2)
         if r == 0:
             _, label, ratio, component, util = seen[hi, s]
-    x = np.asarray(answers)
-    half = half_width(x, confidence)
-    if not integer:  # each answer is known only to within its final bracket
-        half += float(x.mean()) * tolerance / 2
+    mean, lower, upper = log_interval(answers, confidence, resolution, lowest, highest, integer=integer)
     return Headroom(
-        per_replication=tuple(answers), mean=float(x.mean()), low=float(x.mean()) - half, high=float(x.mean()) + half,
+        per_replication=tuple(answers), mean=mean, low=lower, high=upper,
         confidence=confidence, fails_first=label, fail_ratio=ratio, bottleneck=component, bottleneck_utilisation=util,
         censored=label.endswith(RANGE_FAILURE), evaluations=pl.DataFrame(rows),
     )  # fmt: skip
