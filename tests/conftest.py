@@ -33,6 +33,24 @@ def published() -> pl.DataFrame:
 
 
 @pytest.fixture(scope="session")
+def committed_index(tmp_path_factory) -> Path:
+    """The report's index page built from the committed notebooks as they stand (the executed copies a
+    report would link to; nbval checks they are what a run gives) and the committed benchmark runs, with
+    nothing executed. The linked pages are not rendered."""
+    import nbformat
+
+    from storagelab.pipeline import report
+
+    out = tmp_path_factory.mktemp("report")
+    runs = report.plan(ProjectLayout(ROOT))
+    for run in runs:
+        run.title, run.summary, run.findings = report.describe(nbformat.read(run.notebook, as_version=4))
+        run.files = {"html": f"{run.name}.html", "ipynb": f"{run.name}.ipynb"}
+    report._write_index(runs, out / "index.html", report._copy_bench(report.bench_ratios(ROOT), out))
+    return out / "index.html"
+
+
+@pytest.fixture(scope="session")
 def seeds() -> Path:
     if not (SEEDS / "README.md").is_file():
         pytest.skip("source documents (../shared/seeds) not present in this checkout")

@@ -10,7 +10,14 @@ import polars as pl
 import pytest
 
 from storagelab import studies
-from storagelab.analysis.comparison import Candidate, Settings, _curve_fit, compare, default_placement
+from storagelab.analysis.comparison import (
+    Candidate,
+    Comparison,
+    Settings,
+    _curve_fit,
+    compare,
+    default_placement,
+)
 from storagelab.analysis.workload_mix import WorkloadMix
 from storagelab.studies import build
 from storagelab.workloads.catalogue.vdi import IOS_PER_BOOT
@@ -166,3 +173,34 @@ def test_the_nexgen_holds_what_its_drives_hold_not_what_its_flash_tier_holds(spa
         pl.col("component").str.contains("^ioMemory [AB]$") & (pl.col("statistic") == "utilisation")
     )
     assert cards.height == 2 and (cards["value"] > 0).all()
+
+
+def _row(label: str, bottleneck: str) -> dict:
+    return {"architecture": label, "kind": "model", "bound": "fit", "headroom": None, "low": None, "high": None,
+            "status": "found", "fails_first": "", "bottleneck": bottleneck, "bottleneck_utilisation": None}  # fmt: skip
+
+
+@pytest.mark.parametrize("preset", list(studies.registry.PRESETS))
+def test_the_table_says_whether_each_bottleneck_s_capacity_is_hardware_or_a_fit(preset):
+    """Whichever component of a preset's declared stages is the bottleneck, ``bottleneck_capacity`` says
+    where its stage's capacity comes from, as the preset's capacities table does: the origins of the
+    parameters that set it when none is a fit, else a fit (with the point where the resource saturates,
+    when the stage names one). A published curve is a curve; a row with no bottleneck says nothing."""
+    top = build(preset)
+    caps = {r["stage"]: r for r in top.capacities().iter_rows(named=True)}
+    candidate = Candidate("model", preset=preset, build=studies.registry.PRESETS[preset])
+    curve = Candidate("curve", curve="vsan_throughput/all-flash NVMe")
+    stages = [(s.name, c.name) for s in top.stages for c in s.components]
+    rows = [_row("model", name) for _, name in stages] + [_row("curve", "curve"), _row("model", "")]
+    got = Comparison(WorkloadMix.from_mapping(MIX), [candidate, curve], Settings(), rows, []).table()
+    said = got["bottleneck_capacity"].to_list()
+    assert said[-2:] == ["published curve", ""]
+    for (stage, name), text in zip(stages, said, strict=False):
+        origins, saturates = caps[stage]["origins"], caps[stage]["saturates"]
+        if "fit" not in origins.split(", "):
+            assert text == f"hardware ({origins})", (stage, name)
+        elif saturates:
+            assert text == f"fit (saturates: {saturates})", (stage, name)
+        else:
+            declared = f"{caps[stage]['concurrency_from']}; {caps[stage]['cost_from']}"
+            assert text.startswith("fit (") and all(f"{n} (fit)" in declared for n in text[5:-1].split(", "))

@@ -1,13 +1,18 @@
-"""What a user sees, checked in a browser: the HTML report's charts, and a notebook's charts opened in
-JupyterLab 4 on the project's environment, render as interactive Vega-Lite charts in headless Chromium
-(Debian package ``chromium``; skipped with a message when it is not installed). Screenshots are kept
-under results/browser-check/."""
+"""What a user sees, checked in a browser: every chart of every committed notebook, on its HTML report
+page and opened in JupyterLab 4 on the project's environment, drawn as an interactive Vega-Lite chart in
+headless Chromium (Debian package ``chromium``; skipped with a message when it is not installed) without
+a JavaScript error, and readable: each continuous scale that places marks on x or y has a finite,
+non-degenerate domain (a log scale's strictly positive), every mark item a position, and the marks
+spread over the plot rather than piled at one edge; its axis has tick labels. The checks run in the
+page (tests/vega_probe.js reads each chart's Vega view and scenegraph) over the DevTools protocol
+(tests/cdp.py). One Chromium and one JupyterLab server serve all notebooks. Screenshots are kept under
+results/browser-check/."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -20,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from cdp import Browser
 
 from storagelab.charts import SPEC_MIME_TYPE
 from storagelab.pipeline.report import render_html
@@ -27,39 +33,168 @@ from storagelab.pipeline.report import render_html
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = ROOT / "results" / "browser-check"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]  # fmt: skip
+PROBE = (Path(__file__).with_name("vega_probe.js")).read_text()
+NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+#: Marks are "at an edge" within this many pixels of it.
+EDGE_PX = 3.0
+#: The marks placed by a scale span at least this share of its range (when they are at two or more places).
+MIN_SPREAD = 0.1
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed: apt-get install chromium (Debian package)"
 )
 
 
-def _chromium(*args: str, budget_ms: int = 15_000) -> str:
-    """Chromium's standard output for ``args``, after ``budget_ms`` of virtual time for the page's scripts."""
-    with tempfile.TemporaryDirectory() as profile:
-        out = subprocess.run([CHROMIUM, *FLAGS, f"--virtual-time-budget={budget_ms}", f"--user-data-dir={profile}",
-                              *args], capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
-    return out.stdout
+def chart_count(nb: dict) -> int:
+    return sum(SPEC_MIME_TYPE in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
 
 
-def test_report_charts_render_interactively_in_a_browser(tmp_path):
-    committed = nbformat.read(ROOT / "notebooks" / "11-vsan-scaling.ipynb", as_version=4)
-    page = tmp_path / "11-vsan-scaling.html"
-    render_html(committed, page)
-    dom = _chromium("--dump-dom", page.as_uri())
-    charts = re.findall(r'<div class="storagelab-chart[^"]*"[^>]*>', dom)
-    assert len(charts) >= 3, "the page has its charts"
-    rendered = [c for c in charts if 'data-rendered="true"' in c]
-    errors = re.findall(r'data-error="([^"]*)"', dom)
+def _fmt(v: float | None) -> str:
+    return "NaN" if v is None else f"{v:.4g}"
+
+
+def chart_problems(chart: dict) -> list[str]:
+    """What is wrong with one probed chart (tests/vega_probe.js), as sentences; empty when it is readable."""
+    if "error" in chart:
+        return [f"not drawn: {chart['error']}"]
+    problems = [] if chart["marks"] > 0 else ["drew no marks"]
+    for s in chart["scales"]:
+        name, domain, positions = f"{s['type']} scale {s['name']}", s["domain"], s["positions"]
+        if domain is not None:  # None: a scale inside a facet group, which the view does not expose
+            lo, hi = (domain[0], domain[-1]) if len(domain) >= 2 else (None, None)
+            if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+                problems.append(f"{name}: domain [{', '.join(map(_fmt, domain))}] is not finite")
+            elif lo == hi:
+                problems.append(f"{name}: domain [{_fmt(lo)}, {_fmt(hi)}] is a single value")
+            elif s["type"] == "log" and not (lo * hi > 0):
+                problems.append(f"{name}: log domain [{_fmt(lo)}, {_fmt(hi)}] reaches zero or below")
+        r0, r1 = sorted(v if v is not None else math.nan for v in s["range"][:2])
+        if not (math.isfinite(r0) and math.isfinite(r1)) or r1 - r0 <= 0:
+            problems.append(f"{name}: range {s['range']} is empty")
+            continue
+        missing = sum(p is None for p in positions)
+        if missing:
+            where = ", ".join(f"{k} ({v})" for k, v in s["unplaced"].items())
+            problems.append(
+                f"{name}: {missing} of {len(positions)} mark positions are not numbers (NaN): {where}"
+            )
+        placed = [p for p in positions if p is not None]
+        if len({round(p, 1) for p in placed}) >= 2:
+            span = max(placed) - min(placed)
+            for edge, side in ((r0, "start"), (r1, "end")):
+                if all(abs(p - edge) <= EDGE_PX for p in placed):
+                    problems.append(
+                        f"{name}: all {len(placed)} mark positions within {EDGE_PX:g} px of its {side}"
+                    )
+            if span < MIN_SPREAD * (r1 - r0):
+                problems.append(
+                    f"{name}: marks span {span:.1f} px of {r1 - r0:.0f} (under {MIN_SPREAD:.0%}): piled together"
+                )
+        if s["axes"] and len(s["ticks"]) < 2:
+            problems.append(f"{name}: its axis shows {len(s['ticks'])} tick label(s)")
+    return problems
+
+
+def problems_of(charts: list[dict]) -> list[str]:
+    """The problems of every chart of a page, each named by its place and title. Every chart of the
+    project has a continuous x or y scale, so a chart in which the probe found none is one it could not
+    read (a renamed scale or mark in a new Vega-Lite), not one that passed."""
+    out = []
+    for i, c in enumerate(charts):
+        found = "error" in c or any(s["positions"] for s in c["scales"])
+        problems = chart_problems(c) if found else ["the probe found no continuous x or y scale to check"]
+        out += [f"chart {i + 1} ({c.get('title')!r}): {p}" for p in problems]
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(CHROMIUM) as b:
+        yield b
+
+
+def report_charts(
+    browser: Browser, page_file: Path, shot: Path | None = None
+) -> tuple[list[dict], list[str]]:
+    """Open a report page; return its probed charts and the page's JavaScript errors."""
+    page = browser.page(1200, 1400)
+    try:
+        page.goto(page_file.as_uri())
+        page.evaluate(PROBE)
+        charts = page.evaluate("storagelabReportCharts(60000)")
+        if shot is not None:
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(shot)
+        return charts, page.errors
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_report_page_charts_are_drawn_and_readable(name, browser, tmp_path):
+    """The report page of each committed notebook (render_html, no execution): every chart drawn by
+    vega-embed (SVG with marks, not the PNG fallback), no JavaScript error, every continuous scale
+    readable (see :func:`chart_problems`)."""
+    committed = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    page_file = tmp_path / f"{Path(name).stem}.html"
+    render_html(committed, page_file)
+    shot = ARTIFACTS / f"report-{Path(name).stem}.png"
+    charts, errors = report_charts(browser, page_file, shot)
     assert not errors, errors
-    assert len(rendered) == len(charts), f"{len(rendered)} of {len(charts)} charts drawn"
-    assert dom.count('class="marks"') >= len(charts)  # vega's SVG, not the static PNG
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    _chromium(
-        "--window-size=1200,1400", f"--screenshot={ARTIFACTS / 'report-11-vsan-scaling.png'}", page.as_uri()
+    assert len(charts) == chart_count(committed), "every chart output is on the page"
+    problems = problems_of(charts)
+    assert not problems, "\n".join(problems)
+    assert all(c["svg_marks"] > 0 and c["png_fallback"] == 0 for c in charts)  # vega's SVG, not the PNG
+    assert shot.stat().st_size > 10_000
+
+
+def test_the_check_catches_a_collapsed_log_scale_that_clipping_keeps(browser, tmp_path):
+    """The case of 9c8f3ae (tests/chart_cases.py: notebook 19's table with the NexGen's low at -0.142, and a
+    class with nothing measured): the real headroom and latency charts draw it readably (the value clipped
+    at the axis's floor and said in a subtitle), while the same bounds on a plain log axis, as the headroom
+    chart drew them before, are caught: NaN domain and positions, no tick."""
+    import altair as alt
+    from chart_cases import comparison_with_values_a_log_scale_cannot_show
+
+    from storagelab import charts
+
+    result = comparison_with_values_a_log_scale_cannot_show()
+    plain = (
+        alt.Chart(result.table().drop_nulls("low").to_pandas())
+        .mark_rule()
+        .encode(y="architecture:N", x=alt.X("low:Q", scale=alt.Scale(type="log")), x2="high:Q")
+        .properties(title="plain log axis", width=480)
     )
-    assert (ARTIFACTS / "report-11-vsan-scaling.png").stat().st_size > 10_000
+    made = [result.headroom_chart(), result.latency_chart(), plain]
+    outputs = [nbformat.v4.new_output("display_data", data=charts._render(c.to_dict())[0]) for c in made]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=outputs)])
+    page_file = tmp_path / "clipped.html"
+    render_html(nb, page_file)
+    drawn, errors = report_charts(browser, page_file, ARTIFACTS / "report-clipped-values.png")
+    assert not errors, errors
+    assert not problems_of(drawn[:2]), problems_of(drawn[:2])
+    caught = chart_problems(drawn[2])
+    assert any("is not finite" in p for p in caught) and any("NaN" in p for p in caught), caught
+    assert any("0 tick label(s)" in p for p in caught), caught
+
+
+def test_report_index_opens_on_its_findings_in_a_browser(committed_index, browser):
+    """The index (built from the committed notebooks) as a browser lays it out: the findings, each linking
+    to its notebook's page, above the list of notebooks. The screenshot is kept."""
+    page = browser.page(1200, 2600)
+    try:
+        page.goto(committed_index.as_uri())
+        dom = page.evaluate("document.documentElement.outerHTML")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "report-index.png"
+        page.screenshot(shot)
+        assert not page.errors, page.errors
+    finally:
+        page.close()
+    assert dom.index('id="findings"') < dom.index("<th>notebook</th>")
+    assert 'href="19-compare-architectures.html"' in dom and 'href="benchmarks/bench-1.csv"' in dom
+    assert shot.stat().st_size > 10_000
 
 
 def _free_port() -> int:
@@ -82,47 +217,68 @@ def _wait_for(url: str, server: subprocess.Popen, timeout: float = 90.0) -> None
     raise TimeoutError(f"JupyterLab did not answer {url} within {timeout} s")
 
 
-def test_jupyterlab_renders_notebook_charts_interactively(tmp_path):
-    """JupyterLab from the project's environment (its own settings and IPC kernels, as ``make lab``)
-    opens a committed notebook; every chart output is drawn by Lab's Vega-Lite renderer (not the PNG),
-    without a JavaScript error. The window is tall enough that Lab renders every cell."""
-    name = "11-vsan-scaling.ipynb"
-    root = tmp_path / "notebooks"  # a copy: Lab may write checkpoints and trust records next to it
+@pytest.fixture(scope="module")
+def lab(browser, tmp_path_factory):
+    """One JupyterLab server from the project's environment (its own settings and IPC kernels, as
+    ``make lab``) on a copy of the committed notebooks, and one Lab tab in the browser; the app is exposed
+    to the page (``expose_app_in_browser``) so the probe can reach each chart's Vega view."""
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "notebooks"  # a copy: Lab may write checkpoints and trust records next to it
     root.mkdir()
-    shutil.copy(ROOT / "notebooks" / name, root / name)
-    nb = json.loads((root / name).read_text())
-    charts = sum(SPEC_MIME_TYPE in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
-    assert charts >= 3
+    for name in NOTEBOOKS:
+        shutil.copy(ROOT / "notebooks" / name, root / name)
     port, token = _free_port(), secrets.token_hex(16)
-    env = os.environ | {f"JUPYTER_{d}_DIR": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA")}
+    env = os.environ | {f"JUPYTER_{d}_DIR": str(tmp / d.lower()) for d in ("CONFIG", "DATA")}
     # a kernel's IPC socket paths start with the runtime folder's, and a socket path has at most 107 bytes
     env["JUPYTER_RUNTIME_DIR"] = runtime = tempfile.mkdtemp(prefix="sl-")
-    lab = Path(sys.executable).with_name("jupyter-lab")
-    log = (tmp_path / "jupyterlab.log").open("w")
-    server = subprocess.Popen([lab, "--no-browser", "--allow-root", f"--port={port}", "--ip=127.0.0.1",
-                               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"],
+    lab_bin = Path(sys.executable).with_name("jupyter-lab")
+    log_path = tmp / "jupyterlab.log"
+    log = log_path.open("w")
+    server = subprocess.Popen([lab_bin, "--no-browser", "--allow-root", f"--port={port}", "--ip=127.0.0.1",
+                               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                               "--LabApp.expose_app_in_browser=True"],
                               env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    page = None
     try:
         _wait_for(f"http://127.0.0.1:{port}/api/status?token={token}", server)
-        url = f"http://127.0.0.1:{port}/lab/tree/{name}?token={token}"
-        dom = _chromium("--window-size=1400,30000", "--dump-dom", url, budget_ms=30_000)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = ARTIFACTS / "jupyterlab-11-vsan-scaling.png"
-        _chromium("--window-size=1400,2000", f"--screenshot={shot}", url, budget_ms=30_000)
+        page = browser.page(1400, 2000)
+        page.goto(f"http://127.0.0.1:{port}/lab?reset&token={token}")
+        page.evaluate(PROBE)
+        yield page, log_path
     finally:
+        if page is not None:
+            page.close()
         server.terminate()
         server.wait(timeout=60)
         log.close()
         shutil.rmtree(runtime, ignore_errors=True)
-    assert "jp-Notebook" in dom, "JupyterLab opened the notebook"
-    assert "Error Starting Kernel" not in dom
-    assert "Jupyter news" not in dom, "the news pop-up is off (ci/jupyterlab-overrides.json)"
-    errors = re.findall(r"Javascript Error: [^<]*", dom)
-    assert not errors, errors
-    drawn = len(re.findall(r'class="[^"]*jp-RenderedVegaLite[^"]*"', dom))
-    assert drawn == charts, f"{drawn} of {charts} charts drawn by Lab's Vega-Lite renderer"
-    assert dom.count("<canvas") >= charts  # vega's canvas, not the static PNG
-    server_log = (tmp_path / "jupyterlab.log").read_text()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_jupyterlab_draws_notebook_charts_readably(name, lab):
+    """Each committed notebook opened in JupyterLab: its kernel starts, every chart output is drawn by
+    Lab's Vega-Lite renderer (canvas, not the PNG) without a JavaScript error, and every continuous scale
+    is readable (the same checks as the report page's)."""
+    page, log_path = lab
+    expected = chart_count(json.loads((ROOT / "notebooks" / name).read_text()))
+    before = len(page.errors)
+    try:
+        out = page.evaluate(f"storagelabLabCharts({json.dumps(name)}, {expected}, 90000)")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(ARTIFACTS / f"jupyterlab-{Path(name).stem}.png")
+    finally:
+        page.evaluate("storagelabLabClose()")
+    assert out["opened"], "JupyterLab opened the notebook"
+    assert not out["kernel_error"] and out["kernel"] == "python3", out["kernel"]
+    assert not out["news"], "the news pop-up is off (ci/jupyterlab-overrides.json)"
+    assert not out["js_errors"], out["js_errors"]
+    assert not page.errors[before:], page.errors[before:]
+    assert len(out["charts"]) == expected, (
+        f"{len(out['charts'])} of {expected} charts drawn by Lab's renderer"
+    )
+    assert out["canvases"] >= expected  # vega's canvas, not the static PNG
+    problems = problems_of(out["charts"])
+    assert not problems, "\n".join(problems)
+    server_log = log_path.read_text()
     assert "Kernel started" in server_log, "Lab started the notebook's kernel"
     assert "without encryption" not in server_log  # and it talks over IPC (make lab's configuration)
-    assert shot.stat().st_size > 10_000

@@ -126,3 +126,71 @@ def test_frame_html_drops_polars_quotes_also_next_to_a_truncated_string():
     assert cells[0] == "drives" and cells[2].startswith("bbb") and cells[4] == "link_rate"
     assert cells[6] == "say &quot;hi&quot;"
     assert "<td>&quot;" not in html
+
+
+def test_a_value_a_log_scale_cannot_show_is_clipped_at_the_floor_and_said():
+    df = pl.DataFrame({"label": ["a", "b", "c"], "low": [-0.142, 1.5, None], "mid": [0.96, 1.6, 4.0]})
+    out = charts.for_log_scale(df, ["low", "mid"], also=[1.0])
+    assert charts.log_floor([0.96, 1.5, 4.0], [1.0]) == 0.1  # the power of ten below the smallest shown value
+    assert out["low"].to_list() == [0.1, 1.5, None] and out["mid"].equals(df["mid"])
+    assert out[charts.CLIPPED].to_list() == [
+        "low = -0.142 drawn at 0.1 (a log axis shows only values above 0)",
+        "no",
+        "no",
+    ]
+    assert charts.clipped_subtitle(out, label="label") == (
+        "Not to scale: a: low = -0.142 drawn at 0.1 (a log axis shows only values above 0)"
+    )
+    assert charts.with_clipped(out, ["low"]) == ["low", charts.CLIPPED]
+    # a second axis adds to the same column; a frame with nothing to clip is the same frame
+    both = charts.for_log_scale(out.with_columns(y=pl.Series([2.0, 0.0, 3.0])), ["y"])
+    assert both[charts.CLIPPED].to_list()[:2] == [out[charts.CLIPPED][0], "y = 0 drawn at 1 (a log axis shows only values above 0)"]  # fmt: skip
+    assert charts.for_log_scale(df, ["mid"]) is df
+    assert charts.with_clipped(df, ["mid"]) == ["mid"] and charts.clipped_subtitle(df) is None
+    assert charts.log_floor([0.1, 0.5]) == 0.01 and charts.log_floor([None, -1.0]) == 1.0
+
+
+def _scene_marks(scene: dict) -> list[dict]:
+    """The data marks (role ``mark``) of a vl-convert scenegraph, depth first."""
+    out = [scene] if scene.get("role") == "mark" else []
+    for item in scene.get("items", []):
+        for child in item.get("items", []) if "marktype" not in item else []:
+            out += _scene_marks(child)
+    return out
+
+
+def _axis_labels(scene: dict) -> list[str]:
+    out = (
+        [i.get("text") for i in scene["items"] if i.get("text")] if scene.get("role") == "axis-label" else []
+    )
+    for item in scene.get("items", []):
+        for child in item.get("items", []) if "marktype" not in item else []:
+            out += _axis_labels(child)
+    return out
+
+
+def test_headroom_and_latency_charts_keep_their_log_axes_with_a_bound_at_or_below_zero():
+    """Notebook 19's headroom table of 9c8f3ae (the NexGen's interval from -0.142) and a class with nothing
+    measured (ratio 0): every mark is drawn at a position inside the plot (the log domain stays finite and
+    positive; before, every position was NaN and the axis had no tick), spread over it, the clipped value
+    drawn at the axis's floor and said in the tooltip and the subtitle."""
+    from chart_cases import comparison_with_values_a_log_scale_cannot_show
+
+    result = comparison_with_values_a_log_scale_cannot_show()
+    chart = result.headroom_chart()
+    spec = chart.to_dict()
+    scene = charts.vlc.vegalite_to_scenegraph(spec, vl_version=charts.VEGA_LITE_VERSION)["scenegraph"]
+    xs = [i[k] for m in _scene_marks(scene) for i in m["items"] for k in ("x", "x2") if k in i]
+    assert xs and all(x is not None and 0 <= x <= 480 for x in xs), xs
+    assert max(xs) - min(xs) > 0.3 * 480  # spread over the axis, not piled at one edge
+    assert len([t for t in _axis_labels(scene) if t[0].isdigit()]) >= 2  # the log axis has its ticks
+    nexgen = next(r for r in spec["datasets"].values() for r in r if r["label"].startswith("NexGen"))
+    assert nexgen["low"] == 0.1 and nexgen["clipped"].startswith("low = -0.142 drawn at 0.1")
+    assert "NexGen N5-150, QoS on: low = -0.142" in spec["title"]["subtitle"]
+    assert {"field": "clipped", "type": "nominal"} in spec["layer"][1]["encoding"]["tooltip"]
+
+    latency = result.latency_chart().to_dict()
+    scene = charts.vlc.vegalite_to_scenegraph(latency, vl_version=charts.VEGA_LITE_VERSION)["scenegraph"]
+    ys = [i.get("y") for m in _scene_marks(scene) if m["marktype"] in ("symbol", "line") for i in m["items"]]
+    assert len(ys) >= 6 and all(y is not None and 0 <= y <= 200 for y in ys), ys
+    assert "ratio = 0 drawn at 0.1" in latency["title"]["subtitle"]

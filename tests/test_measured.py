@@ -319,6 +319,9 @@ def test_measure_fit_check_and_compare_end_to_end_on_real_fio(tmp_path):
                      Settings(duration_s=0.3, warmup_s=0.1, replications=2, high=2.0), scheduler="synchronous")  # fmt: skip
     row = result.table().row(0, named=True)
     assert row["architecture"] == "mine" and row["status"]
+    assert row["bottleneck_capacity"] == (
+        "fit (the whole model)" if row["bottleneck"] else ""
+    )  # every parameter fitted
 
     from storagelab.pipeline.scenarios import measured_fio_job  # a sweep's scenario on the fitted model
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import altair as alt
 import numpy as np
@@ -54,6 +54,73 @@ def chart_data(df: pl.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> pl.DataFra
         pl.col(c).map_elements(lambda v: _round_significant(v, digits), return_dtype=pl.Float64)
         for c in floats
     )
+
+
+#: The column a chart's data gets when one of its values was drawn clipped (see :func:`for_log_scale`):
+#: per row "no", or which value was clipped, its true value and where it is drawn. Charts add it to their
+#: tooltips (:func:`with_clipped`) and summarise it in a subtitle (:func:`clipped_subtitle`).
+CLIPPED = "clipped"
+
+
+def log_floor(*values: Iterable[float | None]) -> float:
+    """Where a log axis draws a value it cannot show (zero or negative): the power of ten below the smallest
+    value it can show among ``values`` (so never on a shown value), 1 when none can be shown."""
+    shown = [v for vs in values for v in vs if v is not None and math.isfinite(v) and v > 0]
+    return 10.0 ** (math.ceil(math.log10(min(shown))) - 1) if shown else 1.0
+
+
+def for_log_scale(
+    df: pl.DataFrame, columns: Sequence[str], *, floor: float | None = None, also: Sequence[float] = ()
+) -> pl.DataFrame:
+    """``df`` ready for a log axis that draws ``columns``: a value it cannot show (zero or negative, which
+    would make the whole scale's domain NaN and pile every mark at the axis's edge) is replaced by
+    ``floor`` (default :func:`log_floor` of the columns and of ``also``, the axis's other values such as a
+    reference rule) and said in the :data:`CLIPPED` column, with its true value. A frame with nothing to
+    clip is returned unchanged (no :data:`CLIPPED` column), so the charts of such data keep their specs.
+    Several calls (one per log axis) add to the same :data:`CLIPPED` column."""
+    bad = [c for c in columns if (df[c] <= 0).any()]
+    if not bad:
+        return df
+    floor = log_floor(*(df[c].to_list() for c in columns), also) if floor is None else floor
+
+    def note(row: dict) -> str:
+        clipped = [f"{c} = {row[c]:.3g}" for c in bad if row[c] is not None and row[c] <= 0]
+        if not clipped:
+            return "no"
+        return f"{', '.join(clipped)} drawn at {floor:g} (a log axis shows only values above 0)"
+
+    notes = [note(r) for r in df.select(bad).iter_rows(named=True)]
+    if CLIPPED in df.columns:  # an earlier call, for another axis
+        notes = [
+            n if old == "no" else old if n == "no" else f"{old}; {n}"
+            for old, n in zip(df[CLIPPED], notes, strict=True)
+        ]
+    return df.with_columns(
+        *(pl.when(pl.col(c) <= 0).then(pl.lit(floor)).otherwise(pl.col(c)).alias(c) for c in bad),
+        pl.Series(CLIPPED, notes, dtype=pl.String),
+    )
+
+
+def with_clipped(df: pl.DataFrame, tooltip: Sequence) -> list:
+    """``tooltip`` with the :data:`CLIPPED` field added when ``df`` has values drawn clipped."""
+    return [*tooltip, CLIPPED] if CLIPPED in df.columns else list(tooltip)
+
+
+def clipped_subtitle(*frames: pl.DataFrame, label: str | None = None, listed: int = 3) -> str | None:
+    """A chart subtitle saying which values of ``frames`` are drawn clipped (their :data:`CLIPPED` column;
+    each named by its row's ``label``), or ``None`` when none is: what the static PNG tells a reader who
+    cannot hover for the tooltip."""
+    rows = [r for f in frames if CLIPPED in f.columns for r in f.filter(pl.col(CLIPPED) != "no").iter_rows(named=True)]  # fmt: skip
+    if not rows:
+        return None
+    notes = [f"{r[label]}: {r[CLIPPED]}" if label else r[CLIPPED] for r in rows[:listed]]
+    more = f"; and {len(rows) - listed} more (see the tooltips)" if len(rows) > listed else ""
+    return "Not to scale: " + "; ".join(notes) + more
+
+
+def titled(title: str, subtitle: str | None) -> str | alt.TitleParams:
+    """``title``, with ``subtitle`` under it when there is one."""
+    return alt.TitleParams(title, subtitle=subtitle) if subtitle else title
 
 
 def _params_into_views(spec: dict) -> dict:
@@ -172,6 +239,11 @@ def curve_chart(
     if extra_points is not None and extra_points.height:
         points.append(extra_points.select("x", "observed", "row_id", "curve", point=pl.lit("no curve")))
     pts = pl.concat(points) if points else pl.DataFrame()
+    for log, col, cols in ((log_x, "x", ["x"]), (log_y, "observed", ["lower", "fit", "upper"])):
+        if log:  # one floor for the curves and the points, which share the axis
+            floor = log_floor(*(curves[c] for c in cols), pts[col] if pts.height else [])
+            curves = for_log_scale(curves, cols, floor=floor)
+            pts = for_log_scale(pts, [col], floor=floor) if pts.height else pts
     xscale = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
     yscale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     x = alt.X("x:Q", title=x_title, scale=xscale)
@@ -205,10 +277,15 @@ def curve_chart(
             y="observed:Q",
             color=unlabelled,
             shape=alt.Shape("point:N", title="published point"),
-            tooltip=["curve", "row_id", "x", "observed"],
+            tooltip=with_clipped(pts, ["curve", "row_id", "x", "observed"]),
         )
     )
-    return alt.layer(band, line, dots).properties(title=title, width=width, height=height, name=name)
+    return alt.layer(band, line, dots).properties(
+        title=titled(title, clipped_subtitle(curves, pts, label="curve")),
+        width=width,
+        height=height,
+        name=name,
+    )
 
 
 def residual_bars(residuals: pl.DataFrame, *, label: str, title: str) -> alt.Chart:
@@ -257,7 +334,8 @@ def estimate_vs_reference(
 
 def service_level(curve: pl.DataFrame, *, title: str, name: str) -> alt.Chart:
     """The service-level curve: share of IOs completed in under t against t (log scale), per class."""
-    data = chart_data(curve.with_columns(share_pct=100 * pl.col("share_under")))
+    shown = for_log_scale(curve.with_columns(share_pct=100 * pl.col("share_under")), ["threshold_ms"])
+    data = chart_data(shown)
     return (
         alt.Chart(data)
         .mark_line(point=True)
@@ -265,9 +343,11 @@ def service_level(curve: pl.DataFrame, *, title: str, name: str) -> alt.Chart:
             x=alt.X("threshold_ms:Q", scale=alt.Scale(type="log"), title="latency threshold t (ms)"),
             y=alt.Y("share_pct:Q", title="% of IOs under t", scale=alt.Scale(domain=[0, 100])),
             color=alt.Color("class:N", title="class"),
-            tooltip=["class", "threshold_ms", "share_pct"],
+            tooltip=with_clipped(shown, ["class", "threshold_ms", "share_pct"]),
         )
-        .properties(title=title, width=460, height=240, name=name)
+        .properties(
+            title=titled(title, clipped_subtitle(shown, label="class")), width=460, height=240, name=name
+        )
     )
 
 
@@ -287,9 +367,10 @@ def calibration(table: pl.DataFrame, *, title: str, name: str) -> alt.LayerChart
         .then(pl.lit("informative"))
         .otherwise(pl.lit("insensitive")),
     )
+    df = for_log_scale(df, ["ci_low_pct", "simulated_pct", "ci_high_pct"], also=[100.0])  # 100: the grey line
     data = chart_data(
         df.select("claim", "point", "role", "evidence", "within", "published", "simulated", "unit", "simulated_pct",
-                  "ci_low_pct", "ci_high_pct", "tolerance_pct")
+                  "ci_low_pct", "ci_high_pct", "tolerance_pct", *([CLIPPED] if CLIPPED in df.columns else []))
     )  # fmt: skip
     y = alt.Y("point:N", sort=None, title=None)
     x_title = "simulated as % of published (interval: replications)"
@@ -305,12 +386,15 @@ def calibration(table: pl.DataFrame, *, title: str, name: str) -> alt.LayerChart
         shape=alt.Shape("role:N", title="role"),
         opacity=alt.Opacity("evidence:N", title=None, scale=alt.Scale(domain=["informative", "insensitive"],
                                                                      range=[1.0, 0.3])),
-        tooltip=["claim", "point", "role", "evidence", "published", "simulated", "unit", "tolerance_pct", "within"],
+        tooltip=with_clipped(df, ["claim", "point", "role", "evidence", "published", "simulated", "unit",
+                                  "tolerance_pct", "within"]),
     )  # fmt: skip
     ref = (
         alt.Chart(pl.DataFrame({"x": [100.0]})).mark_rule(color="#7f7f7f", strokeDash=[4, 3]).encode(x="x:Q")
     )
-    return alt.layer(bars, dots, ref).properties(title=title, width=460, name=name)
+    return alt.layer(bars, dots, ref).properties(
+        title=titled(title, clipped_subtitle(df, label="point")), width=460, name=name
+    )
 
 
 def series_vs_published(

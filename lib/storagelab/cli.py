@@ -446,7 +446,7 @@ def compare_measured(
         list[str] | None, typer.Option("--preset", help="a preset to set beside it (repeatable)")
     ] = None,
     duration_s: Annotated[float, typer.Option(help="simulated seconds per run of each search")] = 2.0,
-    replications: Annotated[int, typer.Option(help="independent searches per architecture")] = 2,
+    replications: Annotated[int, typer.Option(help="independent searches per architecture")] = 3,
     high: Annotated[float, typer.Option(help="the highest load multiplier searched")] = 4.0,
 ) -> None:
     """The headroom of each measured system (its fitted model) beside presets on one workload mix."""

@@ -33,7 +33,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from storagelab.analysis.headroom import Headroom, OutsideBracket, headroom
+from storagelab.analysis.headroom import ClearOutcome, Headroom, OutsideBracket, headroom
 from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
 from storagelab.architectures.topology import Topology
 from storagelab.devices import CapacityExceeded
@@ -143,31 +143,53 @@ def _topology(c: Candidate, bound: str) -> tuple[Mapping[str, Component], Mappin
 @dataclass(frozen=True)
 class Settings:
     """How each headroom is searched: ``duration_s`` simulated seconds per run (``warmup_s`` of them
-    discarded), ``replications``, the multiplier bracket ``[low, high]`` walked from ``start``, the
-    bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``."""
+    discarded), ``replications`` (independent searches: the headroom is their geometric mean, its interval
+    a Student-t interval on the log of the multiplier widened for the bisection's resolution; see
+    :mod:`storagelab.analysis.headroom`), the multiplier bracket ``[low, high]`` walked from ``start``, the
+    bisection's relative ``tolerance``, the ``seed`` and the interval's ``confidence``. Three replications:
+    with two, the t factor is 12.7 and the interval is several times wider for two thirds of the cost
+    (``python -m storagelab.verify.headroom_coverage --cases mm1-mean --replications 2 3 4 5 --tolerance
+    0.1``). ``early_stop``: a run whose outcome is already clear ends early
+    (:class:`~storagelab.analysis.headroom.ClearOutcome`)."""
 
     duration_s: float = 2.0
     warmup_s: float = 0.5
-    replications: int = 2
+    replications: int = 3
     low: float = 0.125
     high: float = 4.0
     start: float = 1.0
     tolerance: float = 0.1
     seed: int = 1
     confidence: float = 0.95
+    early_stop: bool = True
+
+
+def candidate_run(
+    mix: WorkloadMix, c: Candidate, s: Settings, bound: str = "fit", *, early_stop: bool = True
+) -> Callable[[float, int], SimulationResult]:
+    """One run of ``c`` (``bound``: a published curve's fit or band) under ``mix`` scaled by a multiplier,
+    with a seed, as the headroom search makes it; ``early_stop``: ended by
+    :class:`~storagelab.analysis.headroom.ClearOutcome` once its outcome is clear."""
+    _, placement = _topology(c, bound)
+    levels = mix.service_levels(placement)
+
+    def run(m: float, seed: int) -> SimulationResult:
+        volumes, placement = _topology(c, bound)
+        sources = mix.sources(volumes, placement, m)
+        stop = ClearOutcome(levels) if early_stop else None
+        return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
+                        progress=False, stop=stop)  # fmt: skip
+
+    return run
 
 
 def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
     """One candidate's headroom (one band of a curve), as a row and its evaluations."""
 
-    def run(m: float, seed: int) -> SimulationResult:
-        volumes, placement = _topology(c, bound)
-        sources = mix.sources(volumes, placement, m)
-        return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
-                        progress=False)  # fmt: skip
-
     _, placement = _topology(c, bound)
     levels = mix.service_levels(placement)
+    run = candidate_run(mix, c, s, bound, early_stop=s.early_stop)
+
     row: dict[str, Any] = {
         "architecture": c.label,
         "kind": "published curve" if c.curve else "model",
@@ -199,6 +221,29 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
     return {"row": row, "evaluations": ev}
 
 
+def bottleneck_capacity(result: Comparison) -> pl.Series:
+    """Per row of ``result``'s table, where its bottleneck's capacity comes from: ``"published curve"`` for
+    a curve, else :func:`~storagelab.architectures.capacities.capacity_origin` on the candidate's preset
+    (``"hardware (datasheet)"``, ``"fit (saturates: <row>)"``...; ``"no declared stage"`` if no stage
+    holds it); ``""`` for a row with no bottleneck (*cannot host*)."""
+    from storagelab.architectures.capacities import capacity_origin
+
+    built: dict[str, Topology] = {}
+    by_label = {c.label: c for c in result.candidates}
+    out = []
+    for row in result.rows:
+        c = by_label.get(row["architecture"])
+        if not row["bottleneck"] or c is None:
+            out.append("")
+        elif c.curve is not None:
+            out.append("published curve")
+        else:
+            if c.label not in built:
+                built[c.label] = c.build(**c.overrides)
+            out.append(capacity_origin(built[c.label], row["bottleneck"]) or "no declared stage")
+    return pl.Series("bottleneck_capacity", out, dtype=pl.String)
+
+
 @dataclass
 class Comparison:
     """The result of :func:`compare`: per candidate (and per band of a published curve) its headroom."""
@@ -210,12 +255,15 @@ class Comparison:
     runs: list[pl.DataFrame]
 
     def table(self) -> pl.DataFrame:
-        """One row per architecture (and band of a curve): headroom (the mix's multiplier), its interval,
-        status, the service level that fails first and the bottleneck with its utilisation."""
+        """One row per architecture (and band of a curve): headroom (the mix's multiplier; the geometric mean
+        of the searches), its interval, status, the service level that fails first, the bottleneck with its
+        utilisation and where its capacity comes from (:func:`bottleneck_capacity`)."""
         schema = {"architecture": pl.String, "kind": pl.String, "bound": pl.String, "headroom": pl.Float64,
                   "low": pl.Float64, "high": pl.Float64, "status": pl.String, "fails_first": pl.String,
                   "bottleneck": pl.String, "bottleneck_utilisation": pl.Float64}  # fmt: skip
-        return pl.DataFrame(self.rows, schema=schema)
+        return pl.DataFrame(self.rows, schema=schema).with_columns(
+            bottleneck_capacity=bottleneck_capacity(self)
+        )
 
     def evaluations(self) -> pl.DataFrame:
         """Every run of every search: architecture, bound, seed, multiplier, service level, measured (ms),
@@ -251,7 +299,9 @@ class Comparison:
     ) -> alt.LayerChart:
         """The headroom of each architecture (of ``labels``, default all: the mix's multiplier that still
         meets every service level) with its confidence interval; a published curve's bands beside its fit;
-        an answer that is a bound (the published range ends, or the search's bracket) drawn as a triangle."""
+        an answer that is a bound (the published range ends, or the search's bracket) drawn as a triangle.
+        A value the log axis cannot show (an interval's bound at or below 0) is drawn clipped at the axis's
+        floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
         from storagelab import charts
 
         t = self.table().filter(pl.col("headroom").is_not_null())  # "cannot host": no number to draw
@@ -264,9 +314,12 @@ class Comparison:
             .when(pl.col("status").str.starts_with("at least") | pl.col("status").str.starts_with("holds"))
             .then(pl.lit("at least")).otherwise(pl.lit("below")),
         )  # fmt: skip
-        data = charts.chart_data(
-            t.select("label", "headroom", "low", "high", "status", "bound_kind", "fails_first", "bottleneck")
-        ).to_pandas()
+        shown = charts.for_log_scale(
+            t.select("label", "headroom", "low", "high", "status", "bound_kind", "fails_first", "bottleneck"),
+            ["low", "headroom", "high"],
+            also=[1.0],  # the dashed rule at the mix as given
+        )
+        data = charts.chart_data(shown).to_pandas()
         order = t["label"].to_list()
         y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
         base = alt.Chart(data)
@@ -291,11 +344,16 @@ class Comparison:
                     domain=["headroom", "at least", "below"], range=["#1f77b4", "#2ca02c", "#d62728"]
                 ),
             ),
-            tooltip=["label", "headroom", "low", "high", "status", "fails_first", "bottleneck"],
+            tooltip=charts.with_clipped(
+                shown, ["label", "headroom", "low", "high", "status", "fails_first", "bottleneck"]
+            ),
         )
         one = alt.Chart(data).mark_rule(strokeDash=[4, 4], color="#999999").encode(x=alt.datum(1.0))
         return alt.layer(bars, points, one).properties(
-            title=f"Headroom on {self.mix.name} (1 = the mix as given)",
+            title=charts.titled(
+                f"Headroom on {self.mix.name} (1 = the mix as given)",
+                charts.clipped_subtitle(shown, label="label"),
+            ),
             width=480,
             height=max(120, 26 * len(order)),
             name=name,
@@ -305,14 +363,18 @@ class Comparison:
         self, labels: Sequence[str] | None = None, *, name: str = "latency-vs-load"
     ) -> alt.Chart:
         """Per class, the measured metric over its limit against the load multiplier, per architecture (of
-        ``labels``, default all; every run of the searches; above 1 the class misses its service level)."""
+        ``labels``, default all; every run of the searches; above 1 the class misses its service level).
+        A value the log axes cannot show (a ratio of 0: nothing measured) is drawn clipped at the axis's
+        floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
         from storagelab import charts
 
         ev = self.evaluations().filter(pl.col("bound") == "fit")
         if labels is not None:
             ev = ev.filter(pl.col("architecture").is_in(list(labels)))
         ev = ev.group_by("architecture", "class", "service_level", "multiplier").agg(pl.col("ratio").mean())
-        data = charts.chart_data(ev.sort("architecture", "class", "multiplier")).to_pandas()
+        ev = charts.for_log_scale(ev.sort("architecture", "class", "multiplier"), ["multiplier"])
+        ev = charts.for_log_scale(ev, ["ratio"], also=[1.0])  # the dashed rule at the limit
+        data = charts.chart_data(ev).to_pandas()
         line = (
             alt.Chart(data)
             .mark_line(point=True)
@@ -320,7 +382,7 @@ class Comparison:
                 x=alt.X("multiplier:Q", title="load multiplier", scale=alt.Scale(type="log")),
                 y=alt.Y("ratio:Q", title="measured / limit", scale=alt.Scale(type="log")),
                 color=alt.Color("architecture:N", title=None),
-                tooltip=["architecture", "service_level", "multiplier", "ratio"],
+                tooltip=charts.with_clipped(ev, ["architecture", "service_level", "multiplier", "ratio"]),
             )
         )
         limit = alt.Chart(data).mark_rule(strokeDash=[4, 4], color="#999999").encode(y=alt.datum(1.0))
@@ -328,7 +390,13 @@ class Comparison:
             alt.layer(line, limit, data=data)
             .properties(width=260, height=200)
             .facet(facet=alt.Facet("class:N", title=None), columns=3)
-            .properties(title="Each class against its service level as the mix grows", name=name)
+            .properties(
+                title=charts.titled(
+                    "Each class against its service level as the mix grows",
+                    charts.clipped_subtitle(ev, label="architecture"),
+                ),
+                name=name,
+            )
         )
 
 

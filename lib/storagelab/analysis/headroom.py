@@ -6,18 +6,38 @@ faster arrival rate: the caller decides what scaling means) and returns the
 :class:`~storagelab.kernel.simulation.SimulationResult`. For each replication (seed ``seed + r``),
 :func:`headroom` finds by bisection the largest multiplier whose run meets every
 :class:`LatencyObjective` (common random numbers: one seed gives one curve of the multiplier, so the
-bisection sees a monotone function up to simulation noise); its answer is the middle of the final
-bracket. The replications' answers give the mean headroom and a Student-t confidence interval, widened
-by half the bracket (the bisection's resolution); at the first multiplier past the headroom, the service
-level that fails (worst ratio of measured to limit) and the busiest component (the bottleneck) are
-reported.
+bisection sees a monotone function up to simulation noise); its answer is the geometric middle of the
+final bracket. The bracket is found before bisecting: upwards by the utilisation law (where a run holds
+with its busiest component at utilisation ``u``, that component saturates near ``multiplier / u``, so
+the next run is there rather than at twice the multiplier), downwards by halving; a replication after
+the first starts at the earlier answers and steps finely, since common random numbers move the boundary
+little. At the first multiplier past the headroom, the service level that fails (worst ratio of
+measured to limit) and the busiest component (the bottleneck) are reported.
+
+The interval is on the log of the multiplier, where a multiplier lives (it is > 0, and a headroom of 2
+is as far from 1 as 1/2 is). Over the ``n`` replications' answers ``x_r``: the Student-t interval of
+``mean(log x_r)``, half-width ``t * sd(log x_r) / sqrt(n)``, widened for the bisection's resolution ``d``
+(half the widest final bracket on the log scale, ``log(hi / lo) / 2``; at most ``log(1 + tolerance) / 2``)
+by ``d * (1 + t / sqrt(n - 1))``: each answer lies within ``d`` of its replication's exact boundary, so
+the boundaries' mean of logs is within ``d`` of the answers' and their standard deviation within
+``d * sqrt(n / (n - 1))``, and the widened interval contains the t-interval the exact boundaries would
+give, wherever they are in their brackets. It does not shrink to the bracket when the replications land
+in the same one (the sample spread is then 0, though the boundaries' is not). The headroom is the
+geometric mean ``exp(mean(log x_r))`` and the bounds ``exp(mean -/+ half-width)``, clipped to the searched
+``[low, high]`` (every replication's boundary lies in it, so what is estimated does too): > 0 whatever
+the replications say. It is an interval for the geometric mean of what one run of the given length
+answers; that is the model's headroom when the runs are long enough for their bias (warm-up, a
+finite-run mean or percentile) to be small against the spread between seeds.
+:mod:`storagelab.verify.headroom_coverage` measures how often it covers the exact headroom of M/M/1,
+M/M/4 and closed MVA systems. With ``integer=True`` (whole multipliers: a population of workers) each
+answer is the largest whole multiplier that held on its search's path (no resolution term) and the bounds
+are rounded outwards to whole multipliers within ``[ceil(low), floor(high)]``: replications that all
+agree give that number as both bounds.
 
 A run that drives a component outside the range it is valid for (a station built from a published
 curve, past the curve's last published point; see :data:`BEYOND_RANGE`) counts as a failure labelled with
 that component, so the search never answers from an extrapolated curve: when that is what stops it, the
 answer is ``censored`` (the headroom is at least that much; the published data cannot say more).
-
-``integer=True`` searches whole multipliers (a population of workers).
 """
 
 from __future__ import annotations
@@ -29,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from storagelab.kernel.component import BEYOND_RANGE
 from storagelab.kernel.replications import half_width
@@ -104,13 +125,16 @@ class LatencyObjective:
 
 @dataclass(frozen=True)
 class Headroom:
-    """The answer: ``per_replication`` headrooms, their ``mean`` and ``low``/``high`` confidence bounds
-    at ``confidence``; at the first multiplier past the headroom (of the first replication), the
+    """The answer: ``per_replication`` headrooms; ``mean``, their geometric mean, and ``low``/``high``, its
+    confidence bounds at ``confidence`` (a Student-t interval on the log of the multiplier widened by the
+    bisection's resolution, always within ``(0, inf)`` and the searched bracket; see the module docstring);
+    at the first multiplier past the headroom (of the first replication), the
     service level that ``fails_first`` with its ratio, and the ``bottleneck`` component with its
     utilisation. ``censored``: the search stopped where a component left its valid range (a published
     curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
     ``evaluations``: every run of the search (seed, multiplier, service level, measured, limit, ratio,
-    in range), the per-class latency against load the search saw."""
+    and ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it),
+    the per-class latency against load the search saw."""
 
     per_replication: tuple[float, ...]
     mean: float
@@ -134,10 +158,97 @@ class Headroom:
         }])  # fmt: skip
 
 
+class ClearOutcome:
+    """A sequential decision on a run of a headroom search, for ``simulate(..., stop=...)``: at each
+    check it measures every service level over the IOs so far and stops the run when the outcome is
+    already clear, so runs far from the boundary, the costly ones above it most of all, end early.
+
+    - **clearly met**: every level's measured/limit ratio is at most ``met`` and has not grown by more
+      than a factor ``steady`` since the previous check (the latency is not drifting upwards, as it does
+      while a queue builds), and no component is busier than ``stable`` (a component near saturation
+      can double the latency after the check: seen in the NexGen storage processors and a vSAN hybrid's
+      cache SSD, whose ratios doubled or tripled between a quarter of the run and its end);
+    - **clearly missed**: some level's ratio is at least ``missed`` and has not fallen since the previous
+      check (a queue that only grows);
+
+    each level counted over at least ``min_ios`` IOs (30: a mean of exponential-like latencies is then
+    known to about 18 %, far inside the factor of two the margins leave), and never at the first check
+    (two are needed to see a trend). A run it stops reports what it measured up to the stop (its
+    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed`` and
+    decides as the full run would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
+    of the latency after the check without a drift before it. How often that happens is measured, not
+    assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in full and counts the
+    decisions that differ."""
+
+    def __init__(
+        self,
+        levels: Sequence[LatencyObjective],
+        *,
+        met: float = 0.5,
+        missed: float = 2.0,
+        steady: float = 1.1,
+        stable: float = 0.9,
+        min_ios: int = 30,
+    ) -> None:
+        if not 0 < met < 1 < missed or steady < 1 or not 0 < stable <= 1 or min_ios < 1:
+            raise ValueError(
+                "ClearOutcome needs 0 < met < 1 < missed, steady >= 1, 0 < stable <= 1 and min_ios >= 1"
+            )
+        self.levels, self.met, self.missed, self.steady, self.min_ios = levels, met, missed, steady, min_ios
+        self.stable = stable
+        self.previous: list[float] | None = None
+
+    def __call__(self, partial: SimulationResult) -> bool:
+        rec = partial.recorder
+        ratios, counts = [], []
+        for lv in self.levels:
+            counts.append(sum(rec.histogram(c).count for c in lv.members or (lv.cls,) if c in rec.classes))
+            ratios.append(lv.ratio(partial))
+        before, self.previous = self.previous, ratios
+        if before is None or min(counts) < self.min_ios or _beyond_range(partial) is not None:
+            return False
+        busiest = partial.bottleneck()[1]
+        stable = not busiest > self.stable  # no component near saturation (NaN: none reports one)
+        met = stable and all(
+            r <= self.met and r <= b * self.steady for r, b in zip(ratios, before, strict=True)
+        )
+        missed = any(r >= self.missed and r >= b for r, b in zip(ratios, before, strict=True))
+        return met or missed
+
+
+def log_interval(
+    answers: Sequence[float],
+    confidence: float,
+    resolution: float,
+    lowest: float,
+    highest: float,
+    *,
+    integer: bool = False,
+) -> tuple[float, float, float]:
+    """The headroom and its bounds ``(geometric mean, low, high)`` from the replications' ``answers`` (> 0),
+    each known to lie within ``resolution`` of its replication's boundary on the log scale:
+    ``exp(mean(log x) -/+ (t * sd(log x) / sqrt(n) + resolution * (1 + t / sqrt(n - 1))))``, the Student-t
+    interval of the logs widened just enough to contain the one the exact boundaries would give, wherever
+    they lie within ``resolution`` of the answers (their mean moves by at most ``resolution``, their
+    standard deviation by at most ``resolution * sqrt(n / (n - 1))``); clipped to ``[lowest, highest]``,
+    where every boundary lies; with ``integer``, rounded outwards to whole multipliers."""
+    logs = np.log(np.asarray(answers, dtype=float))
+    if logs.size < 2 or not np.all(np.isfinite(logs)):
+        raise ValueError(f"the headroom interval needs at least two answers > 0, got {list(answers)}")
+    centre = float(logs.mean())
+    t = float(stats.t.ppf(0.5 + confidence / 2, logs.size - 1))
+    half = half_width(logs, confidence) + resolution * (1 + t / math.sqrt(logs.size - 1))
+    mean = float(answers[0]) if np.ptp(logs) == 0 else math.exp(centre)  # no rounding error when all agree
+    low, high = max(lowest, math.exp(centre - half)), min(highest, math.exp(centre + half))
+    if integer:  # whole multipliers; the tolerance keeps exp(log(7)) = 7.000000000000001 at 7
+        low, high = max(lowest, math.floor(low * (1 + 1e-9))), min(highest, math.ceil(high * (1 - 1e-9)))
+    return mean, float(min(low, mean)), float(max(high, mean))
+
+
 def _beyond_range(res: SimulationResult) -> str | None:
     """The first component the run drove outside its valid range, if any."""
-    stats = res.components().filter(pl.col("statistic") == BEYOND_RANGE, pl.col("value") > 0)
-    return None if stats.is_empty() else str(stats["component"][0])
+    flagged = res.components().filter(pl.col("statistic") == BEYOND_RANGE, pl.col("value") > 0)
+    return None if flagged.is_empty() else str(flagged["component"][0])
 
 
 class OutsideBracket(ValueError):
@@ -177,9 +288,12 @@ def headroom(
 ) -> Headroom:
     """The largest multiplier in ``[low, high]`` at which every service level holds (see the module
     docstring); ``tolerance``: relative width the bisection stops at (whole numbers with ``integer``).
-    With ``start``, the bracket is found from there by doubling or halving (within ``[low, high]``), so
-    runs far past the answer, the costly ones, are not made. Raises :class:`OutsideBracket` when the
-    service levels already fail at ``low`` or still hold at ``high``."""
+    With ``start``, the first replication's bracket is found from there (within ``[low, high]``): up by
+    the utilisation law (to where the bottleneck measured at the multiplier that held would saturate),
+    down by halving, so runs far past the answer, the costly ones, are not made; every later replication
+    starts at the geometric mean of the answers before it and steps by ``(1 + tolerance)**2``, squared
+    at each step (whole multipliers: every replication doubles or halves from ``start``). Raises
+    :class:`OutsideBracket` when the service levels already fail at ``low`` or still hold at ``high``."""
     if not levels:
         raise ValueError("headroom needs at least one service level")
     if not 0 < low < high or replications < 2 or not 0 < tolerance < 1 or not 0.5 < confidence < 1:
@@ -189,6 +303,7 @@ def headroom(
     if start is not None and not low <= start <= high:
         raise ValueError(f"headroom: start ({start}) must lie in [low, high] = [{low}, {high}]")
     answers: list[float] = []
+    resolution = 0.0  # half the widest final bracket, on the log scale
     rows: list[dict[str, object]] = []
     seen: dict[tuple[float, int], tuple[bool, str, float, str, float]] = {}
 
@@ -203,7 +318,8 @@ def headroom(
             value = lv.measure(res)
             ratio = math.inf if not math.isfinite(value) else value / lv.limit_ms
             rows.append({"seed": s, "multiplier": float(m), "service_level": lv.label, "class": lv.cls,
-                         "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio})  # fmt: skip
+                         "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio,
+                         "run_s": res.duration})  # fmt: skip
             if ratio > worst:
                 worst, label = ratio, lv.label
         beyond = _beyond_range(res)
@@ -214,23 +330,54 @@ def headroom(
         return ok
 
     lowest, highest = (math.ceil(low), math.floor(high)) if integer else (low, high)
+
+    def up_from(m: float, step: float | None) -> float:
+        """The next multiplier to try above ``m``, where the service levels hold: ``m x step`` on a
+        warm start; otherwise where ``m``'s bottleneck would saturate (the utilisation law: at ``m / u``
+        its utilisation ``u`` reaches 1, and an open class's latency then grows without bound), or twice
+        ``m`` when that is no further than ``m x (1 + 2 x tolerance)`` (a closed loop holding at
+        saturation) or unknown."""
+        if step is not None:
+            return min(highest, m * step)
+        u = seen[m, s][4]
+        target = m / u if u > 0 and math.isfinite(u) else 2 * m
+        if not target > m * (1 + 2 * tolerance):
+            target = 2 * m
+        return min(highest, target)
+
     for r in range(replications):
         s = seed + r
         lo, hi = lowest, highest
-        if start is not None:  # walk out from start to a bracket
-            m = math.floor(start) if integer else start
+        first = start
+        step: float | None = None  # None: the first walk jumps by the utilisation law and halves
+        if answers and not integer:  # later replications start at the earlier answers, stepping finely
+            first = min(highest, max(lowest, math.exp(float(np.mean(np.log(answers))))))
+            step = (1 + tolerance) ** 2
+        if first is not None and integer:
+            first = math.floor(first)
+        if first is not None and not integer:  # walk out from the first multiplier to a bracket
+            if evaluate(first, s):
+                lo, factor = first, step
+                while lo < highest and evaluate(nxt := up_from(lo, factor), s):
+                    lo, factor = nxt, None if factor is None else factor * factor
+                hi = lo if lo >= highest else nxt
+            else:
+                hi, factor = first, 2.0 if step is None else step
+                while hi > lowest and not evaluate(nxt := max(lowest, hi / factor), s):
+                    hi, factor = nxt, factor if step is None else factor * factor
+                lo = hi if hi <= lowest else nxt
+        elif first is not None:  # whole multipliers: doubling or halving
+            m = first
             if evaluate(m, s):
                 lo = m
-                while lo < highest and evaluate(step := min(highest, lo * 2), s):
-                    lo = step
+                while lo < highest and evaluate(nxt := min(highest, lo * 2), s):
+                    lo = nxt
                 hi = lo if lo >= highest else min(highest, lo * 2)
             else:
                 hi = m
-                while hi > lowest and not evaluate(
-                    step := max(lowest, hi / 2 if not integer else hi // 2), s
-                ):
-                    hi = step
-                lo = hi if hi <= lowest else max(lowest, hi / 2 if not integer else hi // 2)
+                while hi > lowest and not evaluate(nxt := max(lowest, hi // 2), s):
+                    hi = nxt
+                lo = hi if hi <= lowest else max(lowest, hi // 2)
         if not evaluate(lo, s):
             raise OutsideBracket(
                 f"at the lowest multiplier {lo:g} (seed {s}) {seen[lo, s][1]} already fails; lower `low`",
@@ -249,21 +396,19 @@ def headroom(
                 "",
                 *seen[hi, s][3:5],
             )
-        while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance):
+        while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance * (1 + 1e-9)):
             mid = (lo + hi) // 2 if integer else math.sqrt(lo * hi)
             if evaluate(mid, s):
                 lo = mid
             else:
                 hi = mid
         answers.append(float(lo) if integer else math.sqrt(lo * hi))  # the boundary lies in [lo, hi]
+        resolution = max(resolution, 0.0 if integer else math.log(hi / lo) / 2)
         if r == 0:
             _, label, ratio, component, util = seen[hi, s]
-    x = np.asarray(answers)
-    half = half_width(x, confidence)
-    if not integer:  # each answer is known only to within its final bracket
-        half += float(x.mean()) * tolerance / 2
+    mean, lower, upper = log_interval(answers, confidence, resolution, lowest, highest, integer=integer)
     return Headroom(
-        per_replication=tuple(answers), mean=float(x.mean()), low=float(x.mean()) - half, high=float(x.mean()) + half,
+        per_replication=tuple(answers), mean=mean, low=lower, high=upper,
         confidence=confidence, fails_first=label, fail_ratio=ratio, bottleneck=component, bottleneck_utilisation=util,
         censored=label.endswith(RANGE_FAILURE), evaluations=pl.DataFrame(rows),
     )  # fmt: skip

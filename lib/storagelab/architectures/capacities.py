@@ -30,6 +30,7 @@ __all__ = [
     "PROBE_BYTES",
     "STREAM_BYTES",
     "Stage",
+    "capacity_origin",
     "capacity_table",
     "stations_and_links",
     "unmarked_fitted_ceilings",
@@ -145,6 +146,28 @@ def capacity_table(topology: object) -> pl.DataFrame:
         "sources": pl.String, "saturates": pl.String,
     }  # fmt: skip
     return pl.DataFrame(rows, schema=schema)
+
+
+def capacity_origin(topology: object, component: str) -> str:
+    """Where the capacity of the declared stage holding ``component`` (a component's name, e.g. the
+    bottleneck a simulation names) comes from: ``"hardware (<origins>)"`` when no parameter that sets the
+    stage's concurrency or per-IO cost is a fit (the origins of those that do; a stage set by its device
+    alone is ``device-physics``, as in :func:`capacity_table`); ``"fit (saturates: <row>)"`` for a fit tied
+    to the ``datasets/`` row where the document shows the resource saturating; ``"fit (<parameters>)"``
+    for a fit on a stage whose concurrency the hardware sets; ``"fit (the whole model)"`` for a component of
+    a model whose every parameter is a fit (a measured system's); ``""`` when no declared stage holds it."""
+    declared = topology.params.declared()
+    own = [s for s in topology.stages if any(c.name == component for c in s.components)]
+    inside = [s for s in topology.stages if any(c.name == component for c in components_below(s.components))]
+    for s in own or inside:  # a stage's own component first, then one inside a stage's component
+        names = (*s.concurrency, *s.cost)
+        fitted = [n for n in names if declared[n].origin == "fit"]
+        if s.saturates and fitted:
+            return f"fit (saturates: {s.saturates})"
+        if fitted:
+            return f"fit ({', '.join(fitted)})"
+        return f"hardware ({', '.join(sorted({declared[n].origin for n in names}) or ['device-physics'])})"
+    return "fit (the whole model)" if declared and {p.origin for p in declared.values()} == {"fit"} else ""
 
 
 def unmarked_fitted_ceilings(topology: object) -> list[str]:

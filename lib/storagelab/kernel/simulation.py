@@ -11,9 +11,10 @@ name, so the same seed gives identical results in any process.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -106,11 +107,17 @@ def simulate(
     warmup: float = 0.0,
     seed: int = 0,
     progress: bool = True,
+    stop: Callable[[SimulationResult], bool] | None = None,
+    checks: Sequence[float] = (0.125, 0.25, 0.5),
 ) -> SimulationResult:
     """Run ``sources`` against ``target`` for ``duration`` simulated seconds; measure after ``warmup``.
 
-    ``progress`` shows a progress bar over simulated time. Raises ``ValueError`` on an impossible run
-    (non-positive duration, warm-up not shorter than the duration, no sources).
+    ``progress`` shows a progress bar over simulated time. With ``stop``, the run pauses at each of
+    ``checks`` (fractions of the measured time, increasing, in (0, 1)) and asks ``stop`` with the
+    result so far (measured from the warm-up to that moment); when it answers True the run ends there,
+    and the result's ``duration`` says where (a sequential decision, e.g. a service level already
+    clearly met or missed: :class:`storagelab.analysis.headroom.ClearOutcome`). Raises ``ValueError``
+    on an impossible run (non-positive duration, warm-up not shorter than the duration, no sources).
     """
     if not duration > 0:
         raise ValueError(f"duration must be > 0 s, got {duration}")
@@ -123,6 +130,12 @@ def simulate(
         raise ValueError(
             f"sources need distinct names and classes (they name random streams and results); "
             f"got names {names} and classes {classes}"
+        )
+    if stop is not None and not (
+        checks and all(0 < a < b <= 1 for a, b in zip(checks, [*checks[1:], 1.0], strict=True))
+    ):
+        raise ValueError(
+            f"checks must be increasing fractions of the measured time in (0, 1), got {checks!r}"
         )
     env = simpy.Environment()
     recorder = LatencyRecorder(warmup_s=warmup, end_s=duration)
@@ -139,8 +152,30 @@ def simulate(
             comp.reset_stats()
         for s in sources:
             s.reset_stats()
-    _run(env, duration, progress, "simulating")
-    wall = time.perf_counter() - wall
+    until = duration
+    for fraction in checks if stop is not None else ():
+        _run(env, warmup + fraction * (duration - warmup), progress, "simulating")
+        # measured on a copy of the recorder: its batches, and so the sums it accumulates, stay as an
+        # uninterrupted run's, so a run the checks do not stop gives the same results to the last digit
+        partial = _result(
+            ctx, sources, copy.deepcopy(recorder), seed, env._now, warmup, time.perf_counter() - wall
+        )
+        if stop(partial):
+            return partial
+    _run(env, until, progress, "simulating")
+    return _result(ctx, sources, recorder, seed, until, warmup, time.perf_counter() - wall)
+
+
+def _result(
+    ctx: RunContext,
+    sources: Sequence[Source],
+    recorder: LatencyRecorder,
+    seed: int,
+    duration: float,
+    warmup: float,
+    wall: float,
+) -> SimulationResult:
+    """What the run measured from ``warmup`` to ``duration`` (s, the simulated time now)."""
     recorder.flush()
     elapsed = duration - warmup
     comp_rows = [
@@ -175,7 +210,7 @@ def simulate(
         duration=duration,
         warmup=warmup,
         wall_seconds=wall,
-        events=next(env._eid),
+        events=next(ctx.env._eid),  # events scheduled (taking a number leaves their order as it is)
         recorder=recorder,
         component_stats=comp_stats,
         source_stats=pl.DataFrame(src_rows),

@@ -6,6 +6,11 @@ All params files are validated before the first notebook starts. Notebooks execu
 process each, as many at once as the machine has cores. A notebook whose inputs have not changed since
 the last report (its file, its parameters, the package's code and the files beside the notebooks it
 reads) is not executed again: its pages are taken from the previous report.
+
+The index opens on the findings (:func:`findings`): what each notebook declares as its result, by tagging
+a cell ``headline`` (its printed lines are lifted) or ``headline-table`` (the table it displays; the cell's
+``storagelab.headline_columns`` metadata may pick the columns), each linking to the cell on its page, and the
+kernel's speed ratios read from the committed benchmark runs (:func:`bench_ratios`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import cache
+from html.parser import HTMLParser
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,20 @@ class NotebookFailed(RuntimeError):
 
 
 @dataclass
+class Finding:
+    """What one cell of a notebook declares as a finding: its printed ``lines`` (a cell tagged
+    ``headline``), or a table it displays (tagged ``headline-table``: ``columns`` and ``rows`` as the
+    notebook shows them; ``missing``: columns the cell asks for that its output does not have). ``cell``:
+    the cell's id, which its page uses as an anchor."""
+
+    cell: str = ""
+    lines: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
 class NotebookRun:
     """One notebook's place in the report: where it came from, its parameters, and its outputs."""
 
@@ -57,6 +77,7 @@ class NotebookRun:
     summary: str = ""
     files: dict[str, str] = field(default_factory=dict)
     reused: bool = False
+    findings: list[Finding] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -75,22 +96,141 @@ def plan(layout: ProjectLayout, params_files: dict[str, Path] | None = None) -> 
     return runs
 
 
+def _printed(cell: nbformat.NotebookNode) -> list[str]:
+    return [
+        ln.strip()
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+        for ln in o.get("text", "").splitlines()
+        if ln.strip()
+    ]
+
+
 def headlines(nb: nbformat.NotebookNode) -> list[str]:
     """The printed output of the notebook's cells tagged ``headline`` (computed figures, e.g. the
     calibration's in-study and out-of-study counts), one entry per non-empty line."""
+    return [
+        ln
+        for cell in nb.cells
+        if cell.cell_type == "code" and "headline" in cell.metadata.get("tags", [])
+        for ln in _printed(cell)
+    ]
+
+
+class _Tables(HTMLParser):
+    """The tables of an HTML output (a Polars or pandas frame): per table, its header and its rows, each
+    cell's text as shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[list[str], list[list[str]]]] = []
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._head = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "table":
+            self.tables.append(([], []))
+        elif tag == "thead":
+            self._head = True
+        elif tag == "tr" and self.tables:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            header, rows = self.tables[-1]
+            if self._head and not header:
+                header.extend(self._row)
+            elif not self._head:  # rows under the header in <thead> (a frame's dtypes) are not data
+                rows.append(self._row)
+            self._row = None
+        elif tag == "thead":
+            self._head = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _tables(cell: nbformat.NotebookNode) -> list[Finding]:
+    """The tables ``cell`` displays, with the columns its ``storagelab.headline_columns`` metadata names
+    (in that order; the columns its output lacks listed as missing), else every column."""
+    wanted = cell.metadata.get("storagelab", {}).get("headline_columns")
     out = []
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "headline" in cell.metadata.get("tags", []):
-            for o in cell.get("outputs", []):
-                if o.get("output_type") == "stream" and o.get("name") == "stdout":
-                    out += [ln.strip() for ln in o.get("text", "").splitlines() if ln.strip()]
+    for o in cell.get("outputs", []):
+        html = o.get("data", {}).get("text/html", "")
+        if "<table" not in html:
+            continue
+        parser = _Tables()
+        parser.feed(html)
+        for header, rows in parser.tables:
+            keep = [c for c in wanted if c in header] if wanted else header
+            index = [header.index(c) for c in keep]
+            out.append(Finding(
+                cell=cell.get("id", ""), columns=keep, rows=[[r[i] for i in index] for r in rows if len(r) == len(header)],
+                missing=[c for c in wanted or [] if c not in header],
+            ))  # fmt: skip
     return out
 
 
+def findings(nb: nbformat.NotebookNode) -> list[Finding]:
+    """What the notebook declares as its findings, in cell order: the printed lines of each cell tagged
+    ``headline`` and the tables of each cell tagged ``headline-table`` (see :func:`_tables`)."""
+    out = []
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", []) if cell.cell_type == "code" else []
+        if "headline" in tags and (lines := _printed(cell)):
+            out.append(Finding(cell=cell.get("id", ""), lines=lines))
+        if "headline-table" in tags:
+            out += _tables(cell)
+    return out
+
+
+@dataclass
+class BenchRatios:
+    """The kernel's speed against Ciw and SimPy from the committed ``storagelab bench`` runs (``files``):
+    per storagelab row with a ratio, its model, scenario and the ratios of each run (run 1 / run 2)."""
+
+    files: list[Path]
+    columns: list[str]
+    rows: list[list[str]]
+
+
+def _runs_cell(values: list[float | None], fmt: str) -> str:
+    return (
+        ""
+        if all(v is None for v in values)
+        else " / ".join("" if v is None else format(v, fmt) for v in values)
+    )
+
+
+def bench_ratios(root: Path) -> BenchRatios | None:
+    """The ratios of the committed benchmark runs ``benchmarks/bench-*.csv`` under ``root``, for each
+    storagelab row that has one, each as the README's table shows it (``ci/update_readme_bench.py``:
+    run 1 / run 2); None when there are no runs."""
+    import polars as pl
+
+    files = sorted((root / "benchmarks").glob("bench-*.csv"))
+    if not files:
+        return None
+    runs = [{(r["model"], r["scenario"]): r for r in pl.read_csv(f).iter_rows(named=True)} for f in files]
+    rows = []
+    for model, scenario in runs[0]:
+        each = [run.get((model, scenario), {}) for run in runs]
+        ciw, simpy = ([r.get(k) for r in each] for k in ("ratio_to_ciw", "ratio_to_simpy"))
+        if model.startswith("storagelab") and any(v is not None for v in ciw + simpy):
+            rows.append([model, scenario, _runs_cell(ciw, ".1f"), _runs_cell(simpy, ".2f")])
+    return BenchRatios(files, ["model", "scenario", "x Ciw", "x SimPy"], rows)
+
+
 def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str, str]:
-    """The first markdown heading, and the paragraph after it cut at a word boundary, followed by the
-    notebook's computed :func:`headlines` (each in bold)."""
-    tops = "".join(f"\n\n**{h}**" for h in headlines(nb))
+    """The first markdown heading, and the paragraph after it cut at a word boundary (the notebook's
+    :func:`findings` open the index, above the list of notebooks)."""
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
@@ -98,8 +238,13 @@ def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str
                 body = " ".join(ln for ln in lines[1:] if not ln.startswith("#")).replace("`", "")
                 if len(body) > limit:
                     body = body[:limit].rsplit(" ", 1)[0] + " …"
-                return lines[0].lstrip("# "), body + tops
-    return "", tops
+                return lines[0].lstrip("# "), body
+    return "", ""
+
+
+def describe(nb: nbformat.NotebookNode) -> tuple[str, str, list[Finding]]:
+    """An executed notebook's title, summary and findings, as the index shows them."""
+    return (*_title_and_summary(nb), findings(nb))
 
 
 def inputs_key(run: NotebookRun) -> str:
@@ -125,12 +270,14 @@ def without_default_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNo
 
 
 #: Embeds every chart of a page from its Vega-Lite spec, replacing the static PNG it starts with (which
-#: stays if scripts are off). ``data-rendered`` marks a chart drawn, ``data-error`` one that failed.
+#: stays if scripts are off). ``data-rendered`` marks a chart drawn, ``data-error`` one that failed; the
+#: element keeps vega-embed's result (its Vega view and compiled spec) as ``vegaEmbed``, for a reader's
+#: browser console and the browser check's probe of scales and marks (tests/vega_probe.js).
 _EMBED_SNIPPET = """
 for (const el of document.querySelectorAll('.storagelab-chart')) {
   const spec = JSON.parse(el.dataset.spec);
   vegaEmbed(el, spec, {actions: false, renderer: 'svg'})
-    .then(() => { el.dataset.rendered = 'true'; })
+    .then((result) => { el.vegaEmbed = result; el.dataset.rendered = 'true'; })
     .catch((err) => { el.dataset.error = String(err); });
 }
 """
@@ -188,12 +335,15 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
-def _write_index(runs: list[NotebookRun], path: Path) -> None:
+def _write_index(runs: list[NotebookRun], path: Path, bench: BenchRatios | None = None) -> None:
+    """The index page: the findings (each notebook's, linking to the cell on its page; the benchmark
+    ratios, linking to the runs copied beside the index), then every notebook with its parameters."""
     from markupsafe import Markup
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("storagelab", "templates"), autoescape=jinja2.select_autoescape()
+        loader=jinja2.PackageLoader("storagelab", "templates"),
+        autoescape=True,  # select_autoescape() would leave a .html.j2 template unescaped
     )
     items = [
         {
@@ -209,20 +359,38 @@ def _write_index(runs: list[NotebookRun], path: Path) -> None:
         }
         for r in runs
     ]
-    html = env.get_template("index.html.j2").render(notebooks=items, version=version("storagelab"))
+    found = [
+        {"name": r.name, "title": r.title or r.name, "html": r.files["html"], "findings": r.findings}
+        for r in runs
+        if r.findings
+    ]
+    html = env.get_template("index.html.j2").render(
+        notebooks=items, findings=found, bench=bench, version=version("storagelab")
+    )
     path.write_text(html, encoding="utf-8")
 
 
-def _execute_and_render(notebook: Path, staging: Path, parameters: dict[str, Any]) -> tuple[float, str, str]:
+def _copy_bench(bench: BenchRatios | None, staging: Path) -> BenchRatios | None:
+    """Copy the benchmark runs into the report (``benchmarks/``), so the index links to what it read."""
+    if bench is None:
+        return None
+    (staging / "benchmarks").mkdir(exist_ok=True)
+    for f in bench.files:
+        shutil.copy2(f, staging / "benchmarks" / f.name)
+    return bench
+
+
+def _execute_and_render(
+    notebook: Path, staging: Path, parameters: dict[str, Any]
+) -> tuple[float, str, str, list[Finding]]:
     """Run one notebook into ``staging`` and render its page (in a worker process); return the run
-    time, title and summary."""
+    time, and its title, summary and findings (:func:`describe`)."""
     start = time.perf_counter()
     executed = staging / f"{notebook.stem}.ipynb"
     nb = execute(notebook, executed, parameters, progress=False)
     seconds = time.perf_counter() - start
     render_html(nb, staging / f"{notebook.stem}.html")
-    title, summary = _title_and_summary(nb)
-    return seconds, title, summary
+    return seconds, *describe(nb)
 
 
 def _reuse(run: NotebookRun, key: str, previous: Path, staging: Path) -> bool:
@@ -233,7 +401,7 @@ def _reuse(run: NotebookRun, key: str, previous: Path, staging: Path) -> bool:
     for f in files:
         shutil.copy2(f, staging / f.name)
     run.seconds = float(files[0].read_text().split()[1])
-    run.title, run.summary = _title_and_summary(nbformat.read(files[1], as_version=4))
+    run.title, run.summary, run.findings = describe(nbformat.read(files[1], as_version=4))
     run.reused = True
     return True
 
@@ -265,7 +433,7 @@ def build_report(
             for fut in tqdm(as_completed(futures), total=len(futures), desc="notebooks", unit="nb"):
                 run = futures[fut]
                 try:
-                    run.seconds, run.title, run.summary = fut.result()
+                    run.seconds, run.title, run.summary, run.findings = fut.result()
                 except PapermillExecutionError as err:
                     for other in futures:
                         other.cancel()
@@ -278,7 +446,7 @@ def build_report(
                 (staging / f"{run.name}.key").write_text(f"{keys[run.name]} {run.seconds:.3f}\n")
         for run in runs:
             run.files = {"html": f"{run.name}.html", "ipynb": f"{run.name}.ipynb"}
-        _write_index(runs, staging / "index.html")
+        _write_index(runs, staging / "index.html", _copy_bench(bench_ratios(layout.root), staging))
         if out_dir.exists():
             shutil.rmtree(out_dir)
         staging.rename(out_dir)

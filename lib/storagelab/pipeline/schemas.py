@@ -431,7 +431,7 @@ class CompareArchitecturesParams(NotebookParams):
     )
     duration_s: float = Field(default=2.0, gt=0.5, le=3600.0, description="simulated seconds per run")
     warmup_s: float = Field(default=0.5, ge=0.0, le=600.0, description="simulated seconds discarded first")
-    replications: int = Field(default=2, ge=2, le=50, description="independent searches per architecture")
+    replications: int = Field(default=3, ge=2, le=50, description="independent searches per architecture")
     low: float = Field(default=0.125, gt=0.0, le=1.0, description="lowest load multiplier searched")
     high: float = Field(default=4.0, ge=1.0, le=100.0, description="highest load multiplier searched")
     tolerance: float = Field(default=0.1, gt=0.0, lt=1.0, description="relative width the bisection stops at")
@@ -495,7 +495,7 @@ class YourSystemParams(NotebookParams):
     )
     duration_s: float = Field(default=1.0, gt=0.2, le=3600.0, description="simulated seconds per search run")
     warmup_s: float = Field(default=0.25, ge=0.0, le=600.0, description="simulated seconds discarded first")
-    replications: int = Field(default=2, ge=2, le=50, description="independent searches per architecture")
+    replications: int = Field(default=3, ge=2, le=50, description="independent searches per architecture")
     high: float = Field(default=16.0, ge=1.0, le=100.0, description="highest load multiplier searched")
     seed: int = Field(default=1, ge=0, description="seed of the check's simulations and the searches")
 

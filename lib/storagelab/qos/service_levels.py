@@ -149,11 +149,12 @@ class ServiceLevel:
 
 
 class _Volume:
-    __slots__ = ("allowed", "last", "level", "queue", "share")
+    __slots__ = ("allowed", "credit", "last", "level", "queue", "share")
 
     def __init__(self, level: ServiceLevel) -> None:
         self.level = level
-        self.queue: deque[list] = deque()  # [tag, cost, seq, job, latency deadline]
+        self.queue: deque[list] = deque()  # [tag, cost, seq, job, latency deadline, credit at push]
+        self.credit = 0.0  # cost of the requests served ahead so far (s): what the tags have moved back
         self.last = -INF
         self.allowed = -INF  # a capped volume's next request may not go before this time (s)
         self.share = 0.0  # weight tag: where its next request starts (requests at the minimum rate / weight)
@@ -219,8 +220,22 @@ class ServiceLevels(Discipline):
         if self._by_weight and not v.queue:  # backlogged again: no credit for the time it was idle
             waiting = [u.share for u in self.volumes.values() if u.queue]
             v.share = max(v.share, min(waiting) if waiting else self._share_now)
-        v.queue.append([tag, c, next(self._seq), job, deadline])
+        v.queue.append([tag, c, next(self._seq), job, deadline, v.credit])
         self._waiting += 1
+
+    @staticmethod
+    def _head_tag(v: _Volume) -> float:
+        """The head request's tag now: its tag at push moved back by what the volume was credited since
+        (requests served ahead), never before its own latency deadline. Moving every waiting tag back
+        at each credit (as mClock does) gives the same tags, since ``max(max(t - a, d) - b, d) = max(t - a
+        - b, d)``; doing it for the head only when it is read keeps a pop O(volumes), not O(waiting)."""
+        head = v.queue[0]
+        moved = v.credit - head[5]
+        if moved:
+            head[0] = tag = max(head[0] - moved, head[4])
+            head[5] = v.credit
+            return tag
+        return head[0]
 
     def pop(self, now: float) -> Job | None:
         if not self._waiting:
@@ -228,15 +243,17 @@ class ServiceLevels(Discipline):
         heads = [v for v in self.volumes.values() if v.queue and v.allowed <= now]
         if not heads:  # every waiting volume is at its cap: the station idles until next_eligible
             return None
-        if any(v.queue[0][0] <= now for v in heads):  # contention: the most critical level first
-            best = min(heads, key=lambda v: (v.level.priority, v.queue[0][0], v.queue[0][2]))
+        head_tag = self._head_tag
+        tags = {id(v): head_tag(v) for v in heads}
+        if any(t <= now for t in tags.values()):  # contention: the most critical level first
+            best = min(heads, key=lambda v: (v.level.priority, tags[id(v)], v.queue[0][2]))
         elif self._by_weight:  # by weight: the smallest weight tag after the head's request
             best = min(
                 heads, key=lambda v: (v.share + v.level.share_cost(v.queue[0][3][0].size), v.queue[0][2])
             )
         else:
-            best = min(heads, key=lambda v: (v.queue[0][0], v.queue[0][2]))
-        tag, c, _s, job, _deadline = best.queue.popleft()
+            best = min(heads, key=lambda v: (tags[id(v)], v.queue[0][2]))
+        tag, c, _s, job, _deadline, _credit = best.queue.popleft()
         self._waiting -= 1
         if self._by_weight:
             self._share_now = best.share
@@ -245,8 +262,7 @@ class ServiceLevels(Discipline):
             best.allowed = now + best.level.spacing(job[0].size)
         phase = "due" if tag <= now else "ahead"
         if phase == "ahead":  # served early on spare capacity: do not push its later tags ahead
-            for entry in best.queue:
-                entry[0] = max(entry[0] - c, entry[4])  # never before its own latency deadline
+            best.credit += c  # every waiting tag moves back by c (see _head_tag)
             best.last -= c
         if self.record:
             io = job[0]
