@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 
 import numpy as np
@@ -194,3 +195,38 @@ def test_headroom_and_latency_charts_keep_their_log_axes_with_a_bound_at_or_belo
     ys = [i.get("y") for m in _scene_marks(scene) if m["marktype"] in ("symbol", "line") for i in m["items"]]
     assert len(ys) >= 6 and all(y is not None and 0 <= y <= 200 for y in ys), ys
     assert "ratio = 0 drawn at 0.1" in latency["title"]["subtitle"]
+
+
+def _finite_positions(spec: dict, key: str) -> list:
+    scene = charts.vlc.vegalite_to_scenegraph(spec, vl_version=charts.VEGA_LITE_VERSION)["scenegraph"]
+    return [
+        i.get(key) for m in _scene_marks(scene) if m["marktype"] in ("symbol", "line") for i in m["items"]
+    ]
+
+
+def test_nexgen_latency_and_measured_check_charts_clip_a_zero_on_their_log_axes():
+    """The two remaining log axes (notebook 13's per-LUN latency, notebook 18's measured-vs-predicted): a
+    zero (a second with no IO measured, a model predicting nothing) is drawn at the axis's floor and said
+    in the tooltip and the subtitle, and every mark keeps a finite position; data with nothing to clip keep
+    their spec (no clipped column)."""
+    from storagelab.measured.check import check_chart
+    from storagelab.studies.nexgen.analysis import latency_chart
+
+    series = pl.DataFrame({"qos": ["QoS off", "QoS off", "QoS on", "QoS on"], "lun": ["oltp"] * 4,
+                           "time_s": [0.0, 1.0, 0.0, 1.0], "mean_ms": [2.0, 0.0, 1.5, 3.0],
+                           "target_ms": [5.0] * 4})  # fmt: skip
+    spec = latency_chart(series, title="t", name="n").to_dict()
+    assert "oltp: mean_ms = 0 drawn at 1 (" in spec["title"]["subtitle"]
+    ys = _finite_positions(spec, "y")
+    assert len(ys) >= 6 and all(y is not None and math.isfinite(y) for y in ys), ys
+    plain = latency_chart(series.with_columns(mean_ms=pl.col("mean_ms") + 1), title="t", name="n").to_dict()
+    assert plain["title"] == "t" and "clipped" not in str(plain["encoding"]["tooltip"])
+
+    table = pl.DataFrame({"pattern": ["random"] * 3, "direction": ["read"] * 3, "block_size": [4096] * 3,
+                          "metric": ["iops"] * 3, "read_pct": [100] * 3, "outstanding": [1, 2, 4],
+                          "measured": [100.0, 180.0, 300.0], "predicted": [0.0, 190.0, 310.0],
+                          "error_pct": [-100.0, 5.6, 3.3], "within": [False, True, True],
+                          "job": ["a", "b", "c"]})  # fmt: skip
+    spec = check_chart(table).to_dict()
+    assert "a: predicted = 0 drawn at 10 (" in spec["title"]["subtitle"]
+    assert "clipped" in str(spec["spec"]["layer"][1]["encoding"]["tooltip"])

@@ -272,3 +272,29 @@ def test_the_interval_covers_the_exact_mm1_headroom_at_its_nominal_rate():
     assert row["smallest_low"] > 0
     assert row["mean_high_over_low"] < 2.0, row
     assert abs(row["bias_log"]) < row["sd_log"] / 5, row
+
+
+def test_a_jump_that_lands_just_below_the_top_of_the_bracket_goes_to_the_top():
+    """XtremIO in notebook 19: 26 % busy at the mix as given, so the utilisation law points at 3.85, within
+    the 10 % tolerance of the bracket's top (4): the walk runs at 4 next (and stops there: the service
+    levels hold) instead of at 3.85 and then at 4. A jump further below the top is made as before."""
+
+    def run_with(u_per_m, boundary):
+        def run(m, seed):
+            h = LatencyHistogram()
+            h.record_many([0.010 * m / boundary])
+            u = min(1.0, u_per_m * m)
+            stats_ = pl.DataFrame({"component": ["disk"], "statistic": ["utilisation"], "value": [u]})
+            return SimpleNamespace(duration=1.0, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
+                                   components=lambda: stats_, bottleneck=lambda: ("disk", u))  # fmt: skip
+
+        return run
+
+    level = [LatencyObjective("io", "mean_ms", 10.0)]
+    with pytest.raises(OutsideBracket) as caught:
+        headroom(run_with(0.26, 10.0), level, low=0.125, high=4.0, start=1.0, tolerance=0.1)
+    assert caught.value.side == "high"
+    assert caught.value.evaluations["multiplier"].to_list() == [1.0, 4.0]
+    h = headroom(run_with(0.4, 2.2), level, low=0.125, high=4.0, start=1.0, tolerance=0.1)
+    first = h.evaluations.filter(pl.col("seed") == 1)["multiplier"].to_list()
+    assert first[:2] == [1.0, pytest.approx(2.5)]  # 1 / 0.4: the law's jump, well below the top

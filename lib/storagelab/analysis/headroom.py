@@ -334,16 +334,16 @@ def headroom(
     def up_from(m: float, step: float | None) -> float:
         """The next multiplier to try above ``m``, where the service levels hold: ``m x step`` on a
         warm start; otherwise where ``m``'s bottleneck would saturate (the utilisation law: at ``m / u``
-        its utilisation ``u`` reaches 1, and an open class's latency then grows without bound), or twice
-        ``m`` when that is no further than ``m x (1 + 2 x tolerance)`` (a closed loop holding at
-        saturation) or unknown."""
+        its utilisation ``u`` reaches 1, and an open class's latency then grows without bound; ``high``
+        itself when that lies within ``1 + tolerance`` of it, since a run just below ``high`` that held
+        would be followed by one at ``high``), or twice ``m`` when that is no further than
+        ``m x (1 + 2 x tolerance)`` (a closed loop holding at saturation) or unknown."""
         if step is not None:
             return min(highest, m * step)
         u = seen[m, s][4]
-        target = m / u if u > 0 and math.isfinite(u) else 2 * m
-        if not target > m * (1 + 2 * tolerance):
-            target = 2 * m
-        return min(highest, target)
+        if not (u > 0 and math.isfinite(u)) or not m / u > m * (1 + 2 * tolerance):
+            return min(highest, 2 * m)
+        return highest if m / u * (1 + tolerance) >= highest else m / u
 
     for r in range(replications):
         s = seed + r

@@ -138,9 +138,11 @@ def check_chart(table: pl.DataFrame, *, name: str = "measured-vs-predicted") -> 
         + pl.col("read_pct").cast(pl.String)
         + " % read",
     )
-    data = charts.chart_data(
-        t.select("panel", "series", "outstanding", "measured", "predicted", "error_pct", "within", "job")
-    ).to_pandas()
+    shown = t.select("panel", "series", "outstanding", "measured", "predicted", "error_pct", "within", "job")
+    # the y axis is shared by a metric's measured points and predicted lines: one floor for both
+    shown = charts.for_log_scale(shown, ["measured", "predicted"])
+    shown = charts.for_log_scale(shown, ["outstanding"])
+    data = charts.chart_data(shown).to_pandas()
     base = alt.Chart(data).encode(
         x=alt.X("outstanding:Q", title="IOs in flight (queue depth)", scale=alt.Scale(type="log", base=2)),
         color=alt.Color("series:N", title="direction, size"),
@@ -149,7 +151,9 @@ def check_chart(table: pl.DataFrame, *, name: str = "measured-vs-predicted") -> 
     points = base.mark_point(size=60).encode(
         y="measured:Q",
         fill=alt.condition("datum.within", alt.Color("series:N"), alt.value("white")),
-        tooltip=["job", "series", "outstanding", "measured", "predicted", "error_pct", "within"],
+        tooltip=charts.with_clipped(
+            shown, ["job", "series", "outstanding", "measured", "predicted", "error_pct", "within"]
+        ),
     )
     return (
         alt.layer(line, points, data=data)
@@ -157,7 +161,10 @@ def check_chart(table: pl.DataFrame, *, name: str = "measured-vs-predicted") -> 
         .facet(facet=alt.Facet("panel:N", title=None), columns=4)
         .resolve_scale(y="independent")
         .properties(
-            title="Measured (points; hollow: outside tolerance) and predicted (lines)",
+            title=charts.titled(
+                "Measured (points; hollow: outside tolerance) and predicted (lines)",
+                charts.clipped_subtitle(shown, label="job"),
+            ),
             name=name,
         )
     )

@@ -180,6 +180,22 @@ def _vplex_local_write_overhead(seed: int, quick: bool) -> float:
     return mean_ms(vplex_local()) - mean_ms(xtremio(1))
 
 
+def _xtremio_brick(read_pct: int) -> Callable[[int, bool], float]:
+    """IOPS of one X-Brick (the study's preset, ``xtremio(1)``) under 4 KiB random IOs with ``read_pct`` %
+    reads and :data:`SATURATING_PER_HOST` IOs outstanding: enough to keep its busiest stage (the
+    controllers' cores) near 100 % busy, as a vendor's maximum is measured."""
+
+    def measure(seed: int, quick: bool) -> float:
+        from storagelab.studies.vplex.preset import xtremio
+
+        spec = AccessSpec(name=f"4K {read_pct}% read random", sizes=[{"size": 4096, "pct": 100}],
+                          read_pct=read_pct, random_pct=100, align=4096)  # fmt: skip
+        stream = Stream("envelope", "lun", spec, 100 << 30, workers=SATURATING_PER_HOST)
+        return _iops(xtremio(1), ApplicationWorkload("envelope", (stream,)), seed, quick, 0.05)
+
+    return measure
+
+
 def _nexgen_50_50(seed: int, quick: bool) -> float:
     from storagelab.studies.nexgen.preset import nexgen
 
@@ -241,6 +257,19 @@ CLAIMS: tuple[EnvelopeClaim, ...] = (
     EnvelopeClaim("VPLEX Local write delta, typical bound", "VPLEX",
                   ("env-vplex-local-write-delta-metronode",), "VPLEX Local + XtremIO",
                   "the same difference", _vplex_local_write_overhead),
+    EnvelopeClaim("XtremIO X-Brick, 4K random read", "XtremIO",
+                  ("env-xtremio-xbrick-read-iops-leak", "env-xtremio-xbrick-read-iops-croc"), "XtremIO, 1 X-Brick",
+                  "one X-Brick, 4 KiB random reads, 256 outstanding", _xtremio_brick(100), role="derived",
+                  why="the preset's read cost on the controllers' cores is set to make this 250,000 IOPS"),
+    EnvelopeClaim("XtremIO X-Brick, 4K random write", "XtremIO",
+                  ("env-xtremio-xbrick-write-iops-leak", "env-xtremio-xbrick-write-iops-croc-low",
+                   "env-xtremio-xbrick-write-iops-croc-high"), "XtremIO, 1 X-Brick",
+                  "one X-Brick, 4 KiB random writes, 256 outstanding", _xtremio_brick(0), role="derived",
+                  why="the preset's write cost, an assumption of 5/3 of a read, makes its write ceiling 150,000 "
+                  "IOPS, the top of this range: not independent of it"),
+    EnvelopeClaim("XtremIO X-Brick, 4K random 50/50", "XtremIO",
+                  ("env-xtremio-xbrick-5050-iops-croc",), "XtremIO, 1 X-Brick",
+                  "one X-Brick, 4 KiB random, 50 % reads, 256 outstanding", _xtremio_brick(50)),
     EnvelopeClaim("NexGen N5 model range, 4K 50/50", "NexGen N5",
                   ("env-nexgen-n5-iops-range-low", "env-nexgen-n5-iops-range-high"), "NexGen N5-150",
                   "the N5-150 preset, 4 KiB 50/50 random on its two database LUNs (one per processor), 128 workers",

@@ -129,14 +129,17 @@ SERIES = ("QoS off", "QoS on", "latency target")
 
 def latency_chart(series: pl.DataFrame, *, title: str, name: str) -> alt.Chart:
     """Per LUN (one panel each), mean latency at the array per second with QoS off and on, and the LUN's
-    latency target (a dashed line), on a log scale."""
+    latency target (a dashed line), on a log scale (a latency of zero drawn clipped, and said so)."""
     cols = ("qos", "lun", "time_s", "mean_ms")
     target = series.filter(pl.col("qos") == "QoS off").with_columns(
         qos=pl.lit("latency target"), mean_ms=pl.col("target_ms")
     )
-    data = charts.chart_data(pl.concat([series.select(cols), target.select(cols)]).drop_nulls("mean_ms"))
+    shown = charts.for_log_scale(
+        pl.concat([series.select(cols), target.select(cols)]).drop_nulls("mean_ms"), ["mean_ms"]
+    )
+    data = charts.chart_data(shown)
     return (
-        alt.Chart(data.to_pandas(), title=title)
+        alt.Chart(data.to_pandas(), title=charts.titled(title, charts.clipped_subtitle(shown, label="lun")))
         .mark_line(point=True)
         .encode(
             x=alt.X("time_s:Q", title="time since the first power-on (s)"),
@@ -151,7 +154,7 @@ def latency_chart(series: pl.DataFrame, *, title: str, name: str) -> alt.Chart:
                 "qos:N", legend=None, scale=alt.Scale(domain=SERIES, range=[[1, 0], [1, 0], [4, 4]])
             ),
             facet=alt.Facet("lun:N", columns=3, title=None),
-            tooltip=["lun", "qos", "time_s", "mean_ms"],
+            tooltip=charts.with_clipped(shown, ["lun", "qos", "time_s", "mean_ms"]),
         )
         .properties(width=220, height=150, name=name)
     )

@@ -53,11 +53,13 @@ def params(bricks: int = 1) -> dict[str, Param]:
                                       "6-core Xeon, recalled from EMC's hardware description (in no document or "
                                       "datasheet in datasets/)"),
         "read_cpu_time": Param(96, "us", "assumption", "controller time per read: makes one X-Brick's 4 KiB "
-                               "random-read ceiling 250,000 IOPS, EMC's X-Brick figure as recalled (in no "
-                               "document in datasets/, so not a fit)", capacity="time"),
+                               "random-read ceiling 250,000 IOPS, EMC's per-X-Brick figure (datasets/envelope.csv "
+                               "env-xtremio-xbrick-read-iops-leak and -croc; not a fit)", capacity="time"),
         "write_cpu_time": Param(160, "us", "assumption", "controller time per write (hashing for inline "
-                                "deduplication, XDP parity, journal mirroring): 5/3 of a read; not stated",
-                                capacity="time"),
+                                "deduplication, XDP parity, journal mirroring): 5/3 of a read, a 4 KiB random-write "
+                                "ceiling of 150,000 IOPS, the top of the 100,000-150,000 'depending on the data's "
+                                "uniqueness' EMC states (datasets/envelope.csv env-xtremio-xbrick-write-iops-croc-*); "
+                                "the cost per write is not stated", capacity="time"),
         "ssd": Param("SATA SSD", PRESET_UNIT, "datasheet", "SSDs modelled with the 'SATA SSD' preset (Intel "
                      "S3700, an eMLC drive of the same class as the X-Brick's 400 GB eMLC SAS SSDs)",
                      capacity="device"),
