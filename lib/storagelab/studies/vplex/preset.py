@@ -51,7 +51,10 @@ def params(bricks: int = 1) -> dict[str, Param]:
                            capacity="rate"),
         "cores_per_controller": Param(12, "count", "assumption", "XtremIO 2.4 storage controller: dual-socket "
                                       "6-core Xeon, recalled from EMC's hardware description (in no document or "
-                                      "datasheet in datasets/)"),
+                                      "datasheet in datasets/); a launch-day blog (thulinaround.com, 'What is an "
+                                      "X-Brick?', Nov 2013) says 'dual 8 core CPUs' per controller, 16 cores: not "
+                                      "adopted yet, as 16 at the same 250,000-IOPS ceiling means a longer time per "
+                                      "IO, which moves the study's latency points (a recalibration)"),
         "read_cpu_time": Param(96, "us", "assumption", "controller time per read: makes one X-Brick's 4 KiB "
                                "random-read ceiling 250,000 IOPS, EMC's per-X-Brick figure (datasets/envelope.csv "
                                "env-xtremio-xbrick-read-iops-leak and -croc; not a fit)", capacity="time"),
