@@ -205,7 +205,7 @@ def _finite_positions(spec: dict, key: str) -> list:
 
 
 def test_nexgen_latency_and_measured_check_charts_clip_a_zero_on_their_log_axes():
-    """The two remaining log axes (notebook 13's per-LUN latency, notebook 18's measured-vs-predicted): a
+    """The two remaining log axes (notebook 13's per-LUN latency, notebook 20's measured-vs-predicted): a
     zero (a second with no IO measured, a model predicting nothing) is drawn at the axis's floor and said
     in the tooltip and the subtitle, and every mark keeps a finite position; data with nothing to clip keep
     their spec (no clipped column)."""
