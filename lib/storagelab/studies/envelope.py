@@ -7,7 +7,8 @@ drives, processors, protection) and runs the workload the source states, or, whe
 state one, the workload written in :data:`CLAIMS` before the claims were run. Two protocols were corrected
 once after the first run, because they measured the workload's concurrency rather than the system's
 maximum (:data:`SATURATING_PER_HOST`, :func:`_per_busy_second`, and the sustained write log of the 70/30
-claim): each says what the first run gave. Claims are read and scored by
+claim), and the vSAN 6.0 claims were rebuilt with the four drives per host their source states (they had
+the launch test's seven): each says what the first run gave. Claims are read and scored by
 the calibration's rules (:data:`storagelab.calibration.claims.READINGS`,
 :func:`storagelab.calibration.claims.tolerance`); none is ever fitted on. A claim whose published figure
 is an input of the preset (a parameter computed from it) is ``derived`` and not counted; a claim that
