@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 from simpy.events import Event
 
 from storagelab.components.data_reduction import InlineReduction, WriteCoalescer, cpu_station
-from storagelab.kernel import ClosedSource, Component, Deterministic, FixedSampler, OpenSource
+from storagelab.kernel import (
+    CarriedTime,
+    ClosedSource,
+    Component,
+    Deterministic,
+    FixedSampler,
+    OpenSource,
+    Station,
+)
 from storagelab.kernel.component import completion_in
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.simulation import simulate
@@ -171,6 +179,25 @@ def test_cpu_time_is_charged_on_the_appliance():
     src = ClosedSource("w", dr, FixedSampler(size=4096, read_pct=0, span=10**9), workers=8)
     res = simulate(dr, [src], duration=1.0, warmup=0.1, seed=1, progress=False)
     assert res.summary()["iops"][0] == pytest.approx(1 / per_write, rel=0.01)
+
+
+def test_cpu_jobs_carrying_their_time_take_the_fast_path_with_the_same_results():
+    """The appliance's cores serve jobs whose time each carries (:class:`CarriedTime`): known at arrival,
+    so the FIFO station computes completions then (one event per job), and every latency is the same as
+    serving each job when a core frees (the general path, the same time given as a plain callable)."""
+
+    def run(cpu: Station) -> list[float]:
+        content = ContentModel(unique_share=0.5, compression_sigma=0.3)
+        dr = InlineReduction("dedupe", Recorder("array"), content, ram_bytes=1e6, fingerprint_time=10e-6,
+                             compress_time_per_byte=20e-9, read_time=30e-6, cpu=cpu)  # fmt: skip
+        src = ClosedSource("rw", dr, FixedSampler(size=8192, read_pct=60, span=10**7), workers=6)
+        res = simulate(dr, [src], duration=0.3, warmup=0.05, seed=3, progress=False)
+        assert cpu.fast is isinstance(cpu.service_source, CarriedTime)
+        return [*res.summary()["mean_ms"].to_list(), res.summary()["iops"][0], cpu.stats(0.25)["completed"]]
+
+    fast = run(cpu_station("cpu", 2))
+    general = run(Station("cpu", lambda io, rng: io.tag, servers=2))
+    assert fast == general and fast[-1] > 1000
 
 
 def test_content_model_is_deterministic_per_seed_and_refuses_bad_settings():

@@ -27,6 +27,7 @@ from storagelab.components import cache_policies
 from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.service import CarriedTime
 from storagelab.kernel.station import Station
 from storagelab.workloads.content import ContentModel, VolumeContents
 
@@ -105,7 +106,7 @@ class WriteCoalescer(Component):
 
 def cpu_station(name: str, cores: int) -> Station:
     """The appliance's ``cores`` processors: a FIFO station whose jobs carry their CPU time (s) in ``tag``."""
-    return Station(name, lambda io, rng: io.tag, servers=cores)
+    return Station(name, CarriedTime(), servers=cores)
 
 
 class InlineReduction(Component):

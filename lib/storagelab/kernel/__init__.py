@@ -20,7 +20,14 @@ from storagelab.kernel.histogram import LatencyHistogram, ServiceLevelCurve
 from storagelab.kernel.io import READ, WRITE, IORequest
 from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
-from storagelab.kernel.service import Deterministic, Exponential, Gamma, Lognormal, ServiceDistribution
+from storagelab.kernel.service import (
+    CarriedTime,
+    Deterministic,
+    Exponential,
+    Gamma,
+    Lognormal,
+    ServiceDistribution,
+)
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
 from storagelab.kernel.stages import Delay, Link, ResponseTimeProbe
 from storagelab.kernel.station import Station
@@ -29,6 +36,7 @@ __all__ = [
     "FIFO",
     "READ",
     "WRITE",
+    "CarriedTime",
     "ClosedSource",
     "Component",
     "Delay",

@@ -7,7 +7,8 @@ drives, processors, protection) and runs the workload the source states, or, whe
 state one, the workload written in :data:`CLAIMS` before the claims were run. Two protocols were corrected
 once after the first run, because they measured the workload's concurrency rather than the system's
 maximum (:data:`SATURATING_PER_HOST`, :func:`_per_busy_second`, and the sustained write log of the 70/30
-claim): each says what the first run gave. Claims are read and scored by
+claim), and the vSAN 6.0 claims were rebuilt with the four drives per host their source states (they had
+the launch test's seven): each says what the first run gave. Claims are read and scored by
 the calibration's rules (:data:`storagelab.calibration.claims.READINGS`,
 :func:`storagelab.calibration.claims.tolerance`); none is ever fitted on. A claim whose published figure
 is an input of the preset (a parameter computed from it) is ``derived`` and not counted; a claim that
@@ -105,10 +106,12 @@ def _per_busy_second(topo: Topology, result: object) -> float:
     return float((done / busy).mean())
 
 
-def _vsan_cluster(hosts: int, copies: int, read_pct: int, seed: int, quick: bool) -> float:
+def _vsan_cluster(
+    hosts: int, copies: int, read_pct: int, seed: int, quick: bool, drives_per_host: int = 7
+) -> float:
     """VMware's 2014 launch test hosts (Dell R720: 2 x Xeon E5-2650 v2, 8 cores at 2.6 GHz; one 400 GB
-    S3700 and seven 10K drives per host), data in the SSD read cache, 4 KiB random IOs,
-    :data:`SATURATING_PER_HOST` IOs outstanding per host (the test's own count is not stated)."""
+    S3700 and seven 10K drives per host, or ``drives_per_host``), data in the SSD read cache, 4 KiB random
+    IOs, :data:`SATURATING_PER_HOST` IOs outstanding per host (the test's own count is not stated)."""
     from storagelab.studies.vsan.preset import vsan
 
     # a sustained maximum with writes: the writes the destage cannot take fill the write log to its
@@ -116,7 +119,7 @@ def _vsan_cluster(hosts: int, copies: int, read_pct: int, seed: int, quick: bool
     # the log's 4 GB of headroom instead (first run: 5.97 M IOPS at 64 hosts, 70/30), so the log starts full
     sustained = {"log_high_limit": 8.001} if read_pct < 100 else {}
     topo = vsan("hybrid Xeon E5 v2", hosts=hosts, copies=copies, cores_per_socket=8, core_clock=2.6,
-                capacity_devices_per_host=7, read_cache_resident=1.0, **sustained)  # fmt: skip
+                capacity_devices_per_host=drives_per_host, read_cache_resident=1.0, **sustained)  # fmt: skip
     spec = AccessSpec(name=f"4K {read_pct}% read random", sizes=[{"size": 4096, "pct": 100}], read_pct=read_pct,
                       random_pct=100, align=4096)  # fmt: skip
     stream = Stream("envelope", "datastore", spec, hosts * (10 << 30), workers=SATURATING_PER_HOST * hosts)
@@ -147,6 +150,51 @@ def _ds5020_rank(seed: int, quick: bool) -> float:
     times = {"duration": 2.0, "warmup": 0.5} if quick else {"duration": 8.0, "warmup": 2.0}
     result = topo.run(corner_workload(READ_4K, ["rank"], span, 8), seed=seed, **times)
     return 8 * _per_busy_second(topo, result)
+
+
+#: IBM's recommended drive utilisation in the DS6000 table (host IOs per second per rank 'at the recommended
+#: utilization of 40%').
+RECOMMENDED_BUSY = 0.4
+
+
+def _ds5020_rank_host_io(level: str, read_pct: int) -> Callable[[int, bool], float]:
+    """Host IOs per second of an eight-drive ``level`` rank (RAID-5 7+P or RAID-10 4+4) of the DS5020's 15K
+    drives at 40 % drive utilisation, with no cache benefit: the rank's RAID set behind its drive channels,
+    with no controller cache in front (every write pays its RAID penalty in drive operations at once), 4 KiB
+    random IOs with ``read_pct`` % reads, one outstanding per drive over the whole rank. The host IOPS
+    measured are scaled to 40 % mean drive utilisation by the utilisation law (host IOPS / mean utilisation
+    x 0.4)."""
+
+    def measure(seed: int, quick: bool) -> float:
+        from storagelab.architectures.parameters import ParamSet
+        from storagelab.components.raid_set import RaidSet
+        from storagelab.kernel.composition import Path as Stages
+        from storagelab.studies.ds5020.preset import _layout, _Volumes, params
+
+        p = ParamSet(f"DS5020 Express, one {level} rank", params(8), {})
+        build = _Volumes(p, 8, 1)
+        channels = build.channels[0]
+        drives = [
+            Station(f"rank drive {i + 1}", p.device("drive"), discipline=build.discipline) for i in range(8)
+        ]
+        members = [
+            Stages(f"rank drive {i + 1} path", [channels[i % len(channels)], d]) for i, d in enumerate(drives)
+        ]
+        layout = _layout(level, 8, build.segment)
+        rank = RaidSet(f"rank {level}", layout, members)
+        p.check_all_read = lambda: None  # one rank reads only part of the tile layout's parameters
+        topo = Topology(f"DS5020 {level} rank, no cache", {"rank": rank}, p, roles={"drives": drives})
+        span = int(layout.usable_capacity(p.device("drive").capacity))
+        spec = AccessSpec(name=f"4K {read_pct}% read random", sizes=[{"size": 4096, "pct": 100}],
+                          read_pct=read_pct, random_pct=100, align=4096)  # fmt: skip
+        workload = ApplicationWorkload("envelope", (Stream("envelope", "rank", spec, span, workers=8),))
+        times = {"duration": 2.0, "warmup": 0.5} if quick else {"duration": 8.0, "warmup": 2.0}
+        result = topo.run(workload, seed=seed, **times)
+        host = float(result.summary()["iops"].sum())
+        busy = float(topo.role_stats(result, "drives", "utilisation")["value"].mean())
+        return host / busy * RECOMMENDED_BUSY
+
+    return measure
 
 
 def _drive_iops(drive: str) -> Callable[[int, bool], float]:
@@ -221,13 +269,15 @@ CLAIMS: tuple[EnvelopeClaim, ...] = (
                   _VSAN_BUILD + "; 4 hosts, one copy", lambda s, q: _vsan_cluster(4, 1, 100, s, q)),
     EnvelopeClaim("vSAN 6.0 hybrid, 64 hosts, 100 % read", "Virtual SAN 5.5 hybrid",
                   ("env-vsan60-hybrid-64host-read-iops",), "Virtual SAN 5.5, hybrid Xeon E5 v2",
-                  _VSAN_BUILD + "; 64 hosts, one copy (a vSAN 6.0 result on the same class of host)",
-                  lambda s, q: _vsan_cluster(64, 1, 100, s, q)),
+                  _VSAN_BUILD + "; 64 hosts with four 10K drives each, as the source states, one copy (a vSAN "
+                  "6.0 result on the same class of host)",
+                  lambda s, q: _vsan_cluster(64, 1, 100, s, q, drives_per_host=4)),
     EnvelopeClaim("vSAN 6.0 hybrid, 64 hosts, 70/30", "Virtual SAN 5.5 hybrid",
                   ("env-vsan60-hybrid-64host-7030-iops",), "Virtual SAN 5.5, hybrid Xeon E5 v2",
-                  _VSAN_BUILD + "; 64 hosts, two copies (FTT=1, the default policy; not stated), 70 % reads, "
-                  "the write log at its congestion limit (sustained)",
-                  lambda s, q: _vsan_cluster(64, 2, 70, s, q)),
+                  _VSAN_BUILD + "; 64 hosts with four 10K drives each, as the source states (first run with the "
+                  "launch test's seven: 709,733 IOPS), two copies (FTT=1, the default policy; not stated), 70 % "
+                  "reads, the write log at its congestion limit (sustained)",
+                  lambda s, q: _vsan_cluster(64, 2, 70, s, q, drives_per_host=4)),
     EnvelopeClaim("vSAN all-flash, IOPS per host", "Virtual SAN all-flash",
                   ("env-vsan60-af-per-host-claim-techtarget",), "Virtual SAN 5.5, all-flash NVMe",
                   "the study's all-flash preset, one copy, 4 KiB random reads, saturating; per host",
@@ -239,6 +289,22 @@ CLAIMS: tuple[EnvelopeClaim, ...] = (
     EnvelopeClaim("8 x 15K RAID-5 (7+P) rank at 100 % busy, IBM DS6000 table", "DS5020/DS3950",
                   ("env-ibm-ds6000-15k-r5-7p-disk-ops",), "DS5020 Express",
                   "the same volume and workload", _ds5020_rank),
+    EnvelopeClaim("8 x 15K RAID-5 (7+P), 70 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
+                  ("env-ibm-ds6000-15k-r5-7p-host-io-70r",), "DS5020 Express",
+                  "one RAID-5 7+P rank of the DS5020's 15K drives with no controller cache, 4 KiB random 70 % reads, "
+                  "one IO outstanding per drive; host IOPS scaled to 40 % drive busy",
+                  _ds5020_rank_host_io("RAID-5", 70)),
+    EnvelopeClaim("8 x 15K RAID-5 (7+P), 50 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
+                  ("env-ibm-ds6000-15k-r5-7p-host-io-50r",), "DS5020 Express",
+                  "the same rank, 50 % reads", _ds5020_rank_host_io("RAID-5", 50)),
+    EnvelopeClaim("8 x 15K RAID-10 (4+4), 70 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
+                  ("env-ibm-ds6000-15k-r10-4p4-host-io-70r",), "DS5020 Express",
+                  "one RAID-10 4+4 rank of the same drives, no controller cache, 4 KiB random 70 % reads, one IO "
+                  "outstanding per drive; host IOPS scaled to 40 % drive busy",
+                  _ds5020_rank_host_io("RAID-10", 70)),
+    EnvelopeClaim("8 x 15K RAID-10 (4+4), 50 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
+                  ("env-ibm-ds6000-15k-r10-4p4-host-io-50r",), "DS5020 Express",
+                  "the same rank, 50 % reads", _ds5020_rank_host_io("RAID-10", 50)),
     EnvelopeClaim("IOPS per 15K drive, PS Series sizing", "EqualLogic PS6100",
                   ("env-eql-ps-15k-iops-per-drive", "env-generic-15k-iops-per-drive"), "EqualLogic PS6100E",
                   "the PS6100 preset with 15K drives (drive='15K FC/SAS'), 4 KiB random reads, one per drive",
