@@ -167,21 +167,12 @@ def _ds5020_rank_host_io(level: str, read_pct: int) -> Callable[[int, bool], flo
 
     def measure(seed: int, quick: bool) -> float:
         from storagelab.architectures.parameters import ParamSet
-        from storagelab.components.raid_set import RaidSet
-        from storagelab.kernel.composition import Path as Stages
-        from storagelab.studies.ds5020.preset import _layout, _Volumes, params
+        from storagelab.studies.ds5020.preset import _Volumes, params
 
         p = ParamSet(f"DS5020 Express, one {level} rank", params(8), {})
-        build = _Volumes(p, 8, 1)
-        channels = build.channels[0]
-        drives = [
-            Station(f"rank drive {i + 1}", p.device("drive"), discipline=build.discipline) for i in range(8)
-        ]
-        members = [
-            Stages(f"rank drive {i + 1} path", [channels[i % len(channels)], d]) for i, d in enumerate(drives)
-        ]
-        layout = _layout(level, 8, build.segment)
-        rank = RaidSet(f"rank {level}", layout, members)
+        rank = _Volumes(p, 8, 1).raid_set("rank", level, 8)
+        layout = rank.layout
+        drives = [c for c in stations_and_links([rank]) if isinstance(c, Station)]
         p.check_all_read = lambda: None  # one rank reads only part of the tile layout's parameters
         topo = Topology(f"DS5020 {level} rank, no cache", {"rank": rank}, p, roles={"drives": drives})
         span = int(layout.usable_capacity(p.device("drive").capacity))

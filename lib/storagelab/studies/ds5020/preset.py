@@ -232,6 +232,22 @@ class _Volumes:
             Stage("drives", drives, f"{self.p['drive'].value} drives", cost=("drive",)),
         ]  # fmt: skip
 
+    def raid_set(
+        self, name: str, level: str, drives: int, controller: int = 0, first_channel: int = 0
+    ) -> RaidSet:
+        """``drives`` drives in ``level`` with nothing in front (no controller cache): each drive its own
+        device model (a disk has its own head position), behind controller ``controller``'s drive channels
+        in turn from ``first_channel``."""
+        channels = self.channels[controller]
+        members = [
+            Path(f"{name} drive {i + 1} path", [
+                channels[(first_channel + i) % len(channels)],
+                Station(f"{name} drive {i + 1}", self.p.device("drive"), discipline=self.discipline),
+            ])
+            for i in range(drives)
+        ]  # fmt: skip
+        return RaidSet(f"{name} {level}", _layout(level, drives, self.segment), members)
+
     def volume(self, name: str, level: str, drives: int, controller: int | None = None) -> Component:
         """A volume of ``drives`` drives in ``level``, owned by controller index ``controller`` (default:
         round robin), reached through its owner's host ports and drive channels in turn."""
@@ -239,18 +255,8 @@ class _Volumes:
         self.count += 1
         n = self.on_controller[c]
         self.on_controller[c] += 1
-        channels = self.channels[c]
-        # each drive its own device model (a disk has its own head position), behind one of its
-        # controller's drive channels
-        members = [
-            Path(f"{name} drive {i + 1} path", [
-                channels[(n + i) % len(channels)],
-                Station(f"{name} drive {i + 1}", self.p.device("drive"), discipline=self.discipline),
-            ])
-            for i in range(drives)
-        ]  # fmt: skip
-        layout = _layout(level, drives, self.segment)
-        rset = RaidSet(f"{name} {level}", layout, members)
+        rset = self.raid_set(name, level, drives, c, n)
+        layout = rset.layout
         parity = level != "RAID-10"
         volume_bytes = layout.usable_capacity(self.drive_bytes)
         cache = WriteBackCache(
