@@ -30,6 +30,7 @@ from storagelab.kernel import (
     Station,
 )
 from storagelab.kernel.component import Component, RunContext, completion_in
+from storagelab.kernel.disciplines import FIFO
 from storagelab.kernel.randomness import RandomStreams
 from storagelab.kernel.simulation import simulate
 from storagelab.workloads import AccessSpec
@@ -62,6 +63,31 @@ def test_raid_small_write_amplification_is_counted_exactly(layout, members, per_
     assert s["member_ios"] == per_write * s["completed"]  # 4K aligned writes never span a 64K stripe unit
     served = sum(stats_of(res, f"d{i}")["completed"] for i in range(members))
     assert s["member_ios"] <= served <= s["member_ios"] + per_write * 4  # + those of the 4 IOs in flight
+
+
+def test_raid_set_on_fast_path_members_schedules_one_event_per_io_with_the_same_results():
+    """A one-member IO on a FIFO station on its fast path: the RAID set schedules the event the IO
+    completes at itself (the station says the time at arrival), with the latencies, counts and member
+    statistics of serving it through the member's own event (the same FIFO order on the general path)."""
+
+    class UnmarkedFifo(FIFO):
+        fifo = False  # the same order, served on the station's general path
+
+    def run(fast: bool) -> tuple[tuple, dict[str, float], dict[str, float]]:
+        disks = [Station(f"d{i}", Exponential(2e-4), servers=2, discipline=None if fast else UnmarkedFifo())
+                 for i in range(3)]  # fmt: skip
+        array = RaidSet("array", raid.Raid0(3, 64 * 1024), disks)
+        src = ClosedSource("rw", array, FixedSampler(size=4096, read_pct=70, span=2**30), workers=12)
+        res = simulate(array, [src], duration=1.0, warmup=0.1, seed=5, progress=False)
+        assert all(d.fast is fast for d in disks)
+        return res.summary().row(0), stats_of(res, "array"), stats_of(res, "d1")
+
+    fast, general = run(True), run(False)
+    assert fast[0] == general[0] and fast[1] == general[1]
+    assert fast[1]["completed"] > 5000 and fast[1]["member_ios"] == fast[1]["completed"]
+    assert fast[2]["completed"] == general[2]["completed"] and fast[2]["utilisation"] == pytest.approx(
+        general[2]["utilisation"], rel=1e-12
+    )
 
 
 def test_read_cache_hits_equal_libcachesim_lru_through_a_simulation():

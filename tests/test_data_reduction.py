@@ -183,8 +183,9 @@ def test_cpu_time_is_charged_on_the_appliance():
 
 def test_cpu_jobs_carrying_their_time_take_the_fast_path_with_the_same_results():
     """The appliance's cores serve jobs whose time each carries (:class:`CarriedTime`): known at arrival,
-    so the FIFO station computes completions then (one event per job), and every latency is the same as
-    serving each job when a core frees (the general path, the same time given as a plain callable)."""
+    so the FIFO station computes completions then, and the appliance schedules one event per IO at the
+    later of its RAM time and its CPU time instead of joining two; every latency is the same as serving
+    each job when a core frees (the general path, the same time given as a plain callable)."""
 
     def run(cpu: Station) -> list[float]:
         content = ContentModel(unique_share=0.5, compression_sigma=0.3)

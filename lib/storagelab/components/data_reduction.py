@@ -24,7 +24,7 @@ from __future__ import annotations
 from simpy.events import Event
 
 from storagelab.components import cache_policies
-from storagelab.kernel.component import Component, completion_in, fire
+from storagelab.kernel.component import Component, completion_at, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import CarriedTime
@@ -159,6 +159,7 @@ class InlineReduction(Component):
         return out
 
     def on_bind(self) -> None:
+        self._cpu_timed = self.cpu.submit_timed if getattr(self.cpu, "timed", False) else None
         self.contents: VolumeContents = self.content_model.bind(self.rng)
         self.refs: dict[int, int] = {}  # stored content -> references
         self.stored: dict[int, float] = {}  # stored content -> compressed bytes
@@ -186,12 +187,30 @@ class InlineReduction(Component):
         b = self.block
         return range(io.address // b, (io.address + io.size - 1) // b + 1)
 
-    def _cpu(self, seconds: float, io: IORequest) -> Event | None:
+    def _cpu(self, seconds: float, io: IORequest) -> Event | float | None:
+        """The CPU work of ``io`` (``seconds``) submitted to the processors: the event of its completion,
+        or, when the processors say at arrival when it completes (a FIFO station on its fast path), that
+        time (s, as the station's event would carry it), so that a caller that joins it with the RAM's
+        time schedules one event, at the later of the two, instead of two and a join; None without a
+        CPU or work."""
         if self.cpu is None or seconds <= 0:
             return None
         job = io.child()
         job.tag = seconds
+        if self._cpu_timed is not None:
+            now = self.env._now
+            return now + (self._cpu_timed(job) - now)  # the time the station's own event would fire at
         return self.cpu.submit(job)
+
+    def _with_cpu(self, ram: float, cpu: Event | float | None, io: IORequest) -> Event:
+        """The IO done when the RAM's ``ram`` (s from now) and the CPU work ``cpu`` (from :meth:`_cpu`)
+        both are: the same completion, at the same time, as a join of their two events."""
+        env = self.env
+        if cpu is None:
+            return completion_in(env, ram, io)
+        if isinstance(cpu, float):
+            return completion_at(env, max(env._now + ram, cpu), io)
+        return join_all(env, [completion_in(env, ram, io), cpu], io)
 
     def submit(self, io: IORequest) -> Event:
         return self._read(io) if io.is_read else self._write(io)
@@ -207,8 +226,7 @@ class InlineReduction(Component):
                 missing.append(c)
         cpu = self._cpu(self.read_time * len(blocks), io)
         if not missing:
-            hit = completion_in(self.env, self.ram_latency, io)
-            return hit if cpu is None else join_all(self.env, [hit, cpu], io)
+            return self._with_cpu(self.ram_latency, cpu, io)
         self.read_misses += len(missing)
         self.backend_reads += 1
         done = Event(self.env)
@@ -242,10 +260,7 @@ class InlineReduction(Component):
             self.unique_blocks += 1
             self.ram.insert(c)
             new_bytes += size
-        parts = [completion_in(self.env, self.ram_latency, io)]
-        cpu = self._cpu(cpu_s, io)
-        if cpu is not None:
-            parts.append(cpu)
+        done = self._with_cpu(self.ram_latency, self._cpu(cpu_s, io), io)
         if new_bytes > 0 and self.persist:
             self.bytes_to_backend += new_bytes
             if self.coalescer is not None:
@@ -254,7 +269,7 @@ class InlineReduction(Component):
                 self.backend_writes += 1
                 out = IORequest(False, max(1, round(new_bytes)), io.address, io.volume, io.cls, io.submitted)
                 self.backend.submit(out)  # written behind the acknowledgement (the data are safe in RAM)
-        return join_all(self.env, parts, io)
+        return done
 
     # -- what it achieved -------------------------------------------------------------------------------
     def memory_bytes(self) -> float:

@@ -6,7 +6,7 @@ The kernel never imports a device, a RAID layout, a cache, a preset or a workloa
 :mod:`storagelab.workloads`).
 """
 
-from storagelab.kernel.component import Component, RunContext, completion_in
+from storagelab.kernel.component import Component, RunContext, completion_at, completion_in
 from storagelab.kernel.composition import Mirror, Path, join_all, join_first
 from storagelab.kernel.disciplines import (
     FIFO,
@@ -63,6 +63,7 @@ __all__ = [
     "ShortestAccessFirst",
     "ShortestSeekFirst",
     "Station",
+    "completion_at",
     "completion_in",
     "join_all",
     "join_first",

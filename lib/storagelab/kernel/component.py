@@ -55,6 +55,22 @@ def completion_in(env: simpy.Environment, delay: float, value: Any) -> Event:
     return ev
 
 
+def completion_at(env: simpy.Environment, when: float, value: Any) -> Event:
+    """A triggered event that fires at simulated time ``when`` (s, not before now) with ``value``.
+
+    For a component that knows an IO's completion time at arrival (from the ``submit_timed`` of a FIFO
+    station on its fast path): one event at that exact time, where ``completion_in(env, when - now)``
+    would compute ``now + (when - now)``, which may differ from ``when`` in its last bit.
+    """
+    ev = Event.__new__(Event)
+    ev.env = env
+    ev.callbacks = []
+    ev._value = value
+    ev._ok = True
+    heappush(env._queue, (when, NORMAL, next(env._eid), ev))
+    return ev
+
+
 def fire(event: Event, value: Any) -> None:
     """Succeed ``event`` with ``value`` and run its callbacks now, inside the event being processed.
 

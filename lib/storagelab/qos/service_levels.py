@@ -244,15 +244,19 @@ class ServiceLevels(Discipline):
         if not heads:  # every waiting volume is at its cap: the station idles until next_eligible
             return None
         head_tag = self._head_tag
-        tags = {id(v): head_tag(v) for v in heads}
-        if any(t <= now for t in tags.values()):  # contention: the most critical level first
-            best = min(heads, key=lambda v: (v.level.priority, tags[id(v)], v.queue[0][2]))
-        elif self._by_weight:  # by weight: the smallest weight tag after the head's request
-            best = min(
-                heads, key=lambda v: (v.share + v.level.share_cost(v.queue[0][3][0].size), v.queue[0][2])
-            )
+        if len(heads) == 1:  # one volume waiting (a station below saturation, mostly): it goes
+            best = heads[0]
+            head_tag(best)  # its head's tag brought up to date, as when there is a choice
         else:
-            best = min(heads, key=lambda v: (tags[id(v)], v.queue[0][2]))
+            tags = {id(v): head_tag(v) for v in heads}
+            if any(t <= now for t in tags.values()):  # contention: the most critical level first
+                best = min(heads, key=lambda v: (v.level.priority, tags[id(v)], v.queue[0][2]))
+            elif self._by_weight:  # by weight: the smallest weight tag after the head's request
+                best = min(
+                    heads, key=lambda v: (v.share + v.level.share_cost(v.queue[0][3][0].size), v.queue[0][2])
+                )
+            else:
+                best = min(heads, key=lambda v: (tags[id(v)], v.queue[0][2]))
         tag, c, _s, job, _deadline, _credit = best.queue.popleft()
         self._waiting -= 1
         if self._by_weight:
