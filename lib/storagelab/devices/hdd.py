@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -281,6 +281,30 @@ class HDD:
         d = address * self.cylinders // self.capacity - self.head
         t = self.overhead + ((self.read_curve if is_read else self.write_curve)(d) if d else 0.0)
         return t + self.rotational_latency(address, now + t)
+
+    def shortest_access(self, jobs: Sequence[Sequence], window: int, now: float) -> int:
+        """With rotation tracking: the index, among the first ``window`` of ``jobs`` (each a sequence whose
+        first item is an :class:`~storagelab.kernel.io.IORequest`: a station's waiting jobs), of the command
+        with the shortest :meth:`access_time` at ``now``, the first of equals. The same sums as
+        :meth:`access_time` per command, in one loop: a drive's command queue asks this at every dispatch."""
+        nxt, head, overhead = self._next, self.head, self.overhead
+        cylinders, capacity = self.cylinders, self.capacity
+        read_curve, write_curve = self.read_curve, self.write_curve
+        rate, slope, revolution = self.media_rate, self._rate_slope, self.revolution
+        best, best_t = 0, math.inf
+        for i in range(window):
+            io = jobs[i][0]
+            address = io.address
+            if address == nxt:
+                t = overhead
+            else:
+                d = address * cylinders // capacity - head
+                t = overhead + ((read_curve if io.is_read else write_curve)(d) if d else 0.0)
+                angle = (address / ((rate + slope * address) * revolution)) % 1.0  # as angle()
+                t = t + ((angle - (now + t) / revolution) % 1.0) * revolution  # + rotational_latency()
+            if t < best_t:
+                best, best_t = i, t
+        return best
 
     def cylinder(self, address: int) -> int:
         """The cylinder holding byte ``address`` (linear mapping of capacity onto cylinders)."""

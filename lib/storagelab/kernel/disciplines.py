@@ -202,6 +202,8 @@ class ShortestAccessFirst(_DeviceWindow):
             )
         device.track_rotation(station.env)
         self._access = device.access_time
+        # the drive's own loop over the window, when it has one (the same choice, one call per dispatch)
+        self._shortest = getattr(device, "shortest_access", None)
 
     def pop(self, now: float) -> Job | None:
         q = self._q
@@ -209,8 +211,10 @@ class ShortestAccessFirst(_DeviceWindow):
             return None
         if (job := self._aged(now)) is not None:
             return job
-        access = self._access
         window = min(len(q), self.depth)
+        if self._shortest is not None:
+            return q.pop(self._shortest(q, window, now))
+        access = self._access
         best = min(range(window), key=lambda i: access(q[i][0].is_read, q[i][0].address, now))
         return q.pop(best)
 

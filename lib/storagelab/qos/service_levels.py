@@ -240,23 +240,37 @@ class ServiceLevels(Discipline):
     def pop(self, now: float) -> Job | None:
         if not self._waiting:
             return None
-        heads = [v for v in self.volumes.values() if v.queue and v.allowed <= now]
-        if not heads:  # every waiting volume is at its cap: the station idles until next_eligible
-            return None
+        # one pass over the volumes with a request that may go now (not at a cap), each head's tag brought
+        # up to date: the head first by tag, and by level priority then tag (taken when some tag is due:
+        # contention, the most critical level first); sequence numbers break ties (they never repeat)
         head_tag = self._head_tag
-        if len(heads) == 1:  # one volume waiting (a station below saturation, mostly): it goes
-            best = heads[0]
-            head_tag(best)  # its head's tag brought up to date, as when there is a choice
-        else:
-            tags = {id(v): head_tag(v) for v in heads}
-            if any(t <= now for t in tags.values()):  # contention: the most critical level first
-                best = min(heads, key=lambda v: (v.level.priority, tags[id(v)], v.queue[0][2]))
-            elif self._by_weight:  # by weight: the smallest weight tag after the head's request
-                best = min(
-                    heads, key=lambda v: (v.share + v.level.share_cost(v.queue[0][3][0].size), v.queue[0][2])
-                )
-            else:
-                best = min(heads, key=lambda v: (tags[id(v)], v.queue[0][2]))
+        best = urgent = None
+        best_key = urgent_key = None
+        due, by_weight = False, self._by_weight
+        heads: list[_Volume] = []  # for the choice by weight
+        for v in self.volumes.values():
+            if not v.queue or v.allowed > now:
+                continue
+            tag = head_tag(v)
+            seq = v.queue[0][2]
+            if tag <= now:
+                due = True
+            key = (tag, seq)
+            if best is None or key < best_key:
+                best, best_key = v, key
+            key = (v.level.priority, tag, seq)
+            if urgent is None or key < urgent_key:
+                urgent, urgent_key = v, key
+            if by_weight:
+                heads.append(v)
+        if best is None:  # every waiting volume is at its cap: the station idles until next_eligible
+            return None
+        if due:
+            best = urgent
+        elif by_weight:  # by weight: the smallest weight tag after the head's request
+            best = min(
+                heads, key=lambda v: (v.share + v.level.share_cost(v.queue[0][3][0].size), v.queue[0][2])
+            )
         tag, c, _s, job, _deadline, _credit = best.queue.popleft()
         self._waiting -= 1
         if self._by_weight:
