@@ -197,6 +197,51 @@ def test_a_clear_outcome_ends_the_run_early_and_an_unclear_one_does_not(m, verdi
     assert (level.ratio(stopped) <= 1) == (level.ratio(full) <= 1) == (verdict == "met")
 
 
+def _partial(latencies_s: dict[str, list[float]], busiest: float = 0.5):
+    """A stand-in for a run so far: each class's latencies (s), a component at ``busiest`` utilisation."""
+    hists = {}
+    for cls, values in latencies_s.items():
+        hists[cls] = LatencyHistogram()
+        hists[cls].record_many(values)
+    comps = pl.DataFrame({"component": ["disk"], "statistic": ["utilisation"], "value": [busiest]})
+    return SimpleNamespace(recorder=SimpleNamespace(classes=tuple(hists), histogram=hists.__getitem__),
+                           components=lambda: comps, bottleneck=lambda: ("disk", busiest))  # fmt: skip
+
+
+def test_a_level_missed_over_enough_ios_stops_the_run_whatever_the_other_levels_count():
+    """Two levels, 10 ms means: ``busy`` over 40 IOs at 30 then 40 ms (3 and 4 times its limit, growing),
+    ``slow`` (a closed class held up by the overload) over 5 IOs. The run is clearly missed at the
+    second check though ``slow`` has fewer than ``min_ios``; with ``busy`` also under 30 IOs, or falling,
+    it is not; and ``slow``'s few IOs never let it be called met."""
+    levels = [LatencyObjective("busy", "mean_ms", 10.0), LatencyObjective("slow", "mean_ms", 10.0)]
+
+    def decisions(busy_ms, busy_n, slow=(5, 0.001)):
+        stop = ClearOutcome(levels)
+        return [stop(_partial({"busy": [ms / 1e3] * busy_n, "slow": [slow[1]] * slow[0]})) for ms in busy_ms]
+
+    assert decisions([30.0, 40.0], 40) == [False, True]
+    assert decisions([30.0, 40.0], 29) == [False, False]  # the missed level itself under min_ios
+    assert decisions([40.0, 30.0], 40) == [False, False]  # falling: a transient that may drain
+    assert decisions([1.0, 1.0], 40) == [False, False]  # met by busy, but slow has 5 IOs
+    assert decisions([1.0, 1.0], 40, slow=(30, 0.001)) == [False, True]  # both counted: met
+    with pytest.raises(ValueError, match="at least two checks"):
+        ClearOutcome(levels, checks=(0.5,))
+    with pytest.raises(ValueError, match="saturated_met <= met"):
+        ClearOutcome(levels, saturated_met=0.6)
+
+
+@pytest.mark.parametrize(
+    ("ms", "busiest", "stops"),
+    [(1.0, 0.5, True), (3.0, 0.5, True), (1.0, 0.95, True), (3.0, 0.95, False), (6.0, 0.5, False)],
+)
+def test_near_saturation_a_run_is_called_met_only_with_the_wider_margin(ms, busiest, stops):
+    """A 10 mean_ms level over 40 IOs, steady: with no component above 90 % busy it is clearly met up to
+    a ratio of 0.5; with one above, only up to 0.125 (a queue near saturation can still grow after the
+    check), so 0.3 runs on."""
+    stop = ClearOutcome([LatencyObjective("io", "mean_ms", 10.0)])
+    assert [stop(_partial({"io": [ms / 1e3] * 40}, busiest)) for _ in range(2)] == [False, stops]
+
+
 def _fake_run(boundary):
     """A stand-in for a simulation whose mean latency is 10 ms x m / ``boundary(seed)``: a 10 ms mean
     holds exactly up to that seed's boundary."""

@@ -178,7 +178,7 @@ def candidate_run(
         sources = mix.sources(volumes, placement, m)
         stop = ClearOutcome(levels) if early_stop else None
         return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
-                        progress=False, stop=stop)  # fmt: skip
+                        progress=False, stop=stop, checks=stop.checks if stop else ())  # fmt: skip
 
     return run
 
@@ -400,6 +400,22 @@ class Comparison:
         )
 
 
+def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings) -> list[Any]:
+    """The Dask tasks of :func:`compare`: one headroom search per candidate (a published curve: one per
+    band), in the order given. They start in that order with the published curves (one station each: the
+    cheap searches) last, so that a long search is not left to the end while a process idles: Dask runs
+    independent tasks by descending key, which their keys set."""
+    import dask
+
+    searches = [(c, b) for c in candidates for b in (("fit", "lower", "upper") if c.curve else ("fit",))]
+    started = sorted(range(len(searches)), key=lambda i: searches[i][0].curve is not None)
+    rank = {i: r for r, i in enumerate(started)}
+    return [
+        dask.delayed(_search)(mix, c, s, bound, dask_key_name=f"search-{len(searches) - rank[i]:04d}")
+        for i, (c, bound) in enumerate(searches)
+    ]
+
+
 def compare(
     mix: WorkloadMix,
     candidates: Sequence[Candidate],
@@ -419,11 +435,7 @@ def compare(
         raise ValueError(f"compare needs candidates with distinct labels, got {labels}")
     for c in candidates:
         c.check()
-    tasks = [
-        dask.delayed(_search)(mix, c, s, bound)
-        for c in candidates
-        for bound in (("fit", "lower", "upper") if c.curve else ("fit",))
-    ]
+    tasks = search_tasks(mix, candidates, s)
     n = workers or max(1, min(len(tasks), os.cpu_count() or 1))
     # one task per dispatch: the process pool's default hands tasks out in chunks of six, which put six of
     # notebook 19's nine searches on one process and left the other idle for most of the run
