@@ -169,9 +169,9 @@ class ClearOutcome:
       ``saturated_met`` (a component near saturation can raise the latency well after the check: the
       NexGen storage processors and a vSAN hybrid's cache SSD doubled or tripled their ratios between
       a quarter of the run and its end, and on notebook 19's mix at 4 times, the vSAN hybrid's
-      Exchange class went from 0.056 at the second check to 0.30 at the end of its 2 s run, 5.3 times:
-      from 0.125, 8 times is left before a stopped run would have missed; below saturation the
-      latency at the check is already near its steady level, so ``met`` leaves 2 times);
+      Exchange class went from 0.059 at the check where it stops (1.25 s) to 0.30 at the end of its
+      2 s run, 5.1 times: from 0.125, 8 times is left before a stopped run would have missed; below
+      saturation the latency at the check is already near its steady level, so ``met`` leaves 2 times);
     - **clearly missed**: some level's ratio is at least ``missed`` and has not fallen since the previous
       check (a queue that only grows);
 
@@ -233,7 +233,7 @@ class ClearOutcome:
         if min(counts) < self.min_ios:
             return False
         busiest = partial.bottleneck()[1]
-        # a component near saturation (NaN: none reports a utilisation) asks for the wider margin
+        # a component near saturation asks for the wider margin (NaN, none reporting one, does not)
         met = self.saturated_met if busiest > self.stable else self.met
         return all(r <= met and r <= b * self.steady for r, b in zip(ratios, before, strict=True))
 
