@@ -180,9 +180,7 @@ class ClearOutcome:
     met; the level that misses, to call it missed (an overloaded closed class completes few IOs: the
     EqualLogic's Exchange class completed 17 by the last check at 24 times its limit, and waiting for
     its 30th held the run to its end while its OLTP class, over 30 IOs, was already at 23 times). Never
-    at the first check (two are needed to see a trend). ``checks``: when it is asked, as fractions of
-    the measured time (for ``simulate(..., checks=...)``); the first only sets the trend, so the first
-    decision comes at the second. A run it stops reports what it measured up to the stop (its
+    at the first check (two are needed to see a trend). A run it stops reports what it measured up to the stop (its
     ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed`` and
     decides as the full run would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
     of the latency after the check without a drift before it. How often that happens is measured, not
@@ -199,21 +197,14 @@ class ClearOutcome:
         stable: float = 0.9,
         saturated_met: float = 0.125,
         min_ios: int = 30,
-        checks: Sequence[float] = (0.125, 0.25, 0.5),
     ) -> None:
-        if (
-            not 0 < saturated_met <= met < 1 < missed
-            or steady < 1
-            or not 0 < stable <= 1
-            or min_ios < 1
-            or len(checks) < 2
-        ):
+        if not 0 < saturated_met <= met < 1 < missed or steady < 1 or not 0 < stable <= 1 or min_ios < 1:
             raise ValueError(
-                "ClearOutcome needs 0 < saturated_met <= met < 1 < missed, steady >= 1, 0 < stable <= 1, "
-                "min_ios >= 1 and at least two checks"
+                "ClearOutcome needs 0 < saturated_met <= met < 1 < missed, steady >= 1, 0 < stable <= 1 "
+                "and min_ios >= 1"
             )
         self.levels, self.met, self.missed, self.steady, self.min_ios = levels, met, missed, steady, min_ios
-        self.stable, self.saturated_met, self.checks = stable, saturated_met, tuple(checks)
+        self.stable, self.saturated_met = stable, saturated_met
         self.previous: list[float] | None = None
 
     def __call__(self, partial: SimulationResult) -> bool:
