@@ -196,8 +196,10 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
         "bound": bound,
     }
     try:
+        # probe_high: an architecture that holds the mix at ``high`` is answered in one run, not a walk
         h: Headroom = headroom(run, levels, low=s.low, high=s.high, start=s.start, replications=s.replications,
-                               seed=s.seed, tolerance=s.tolerance, confidence=s.confidence)  # fmt: skip
+                               seed=s.seed, tolerance=s.tolerance, confidence=s.confidence,
+                               probe_high=True)  # fmt: skip
     except CapacityExceeded as err:  # the mix's data does not fit where the placement puts it
         row.update(headroom=None, low=None, high=None, status="cannot host", fails_first=str(err),
                    bottleneck="", bottleneck_utilisation=None)  # fmt: skip

@@ -173,7 +173,10 @@ class ClearOutcome:
       2 s run, 5.1 times: from 0.125, 8 times is left before a stopped run would have missed; below
       saturation the latency at the check is already near its steady level, so ``met`` leaves 2 times);
     - **clearly missed**: some level's ratio is at least ``missed`` and has not fallen since the previous
-      check (a queue that only grows);
+      check (a queue that only grows), whether or not a component is out of its range;
+    - **out of range**: a component outside the range it is valid for (a published curve's station past
+      its last published point, :data:`BEYOND_RANGE`) at two checks running: the search counts such a
+      run as failed whatever its latency, so it ends there (a run out of range is never called met);
 
     a level counted over at least ``min_ios`` IOs (30: a mean of exponential-like latencies is then
     known to about 18 %, far inside the factor of two the margins leave): every level, to call the run
@@ -206,6 +209,7 @@ class ClearOutcome:
         self.levels, self.met, self.missed, self.steady, self.min_ios = levels, met, missed, steady, min_ios
         self.stable, self.saturated_met = stable, saturated_met
         self.previous: list[float] | None = None
+        self.beyond = False  # whether the previous check found a component outside its valid range
 
     def __call__(self, partial: SimulationResult) -> bool:
         rec = partial.recorder
@@ -214,13 +218,16 @@ class ClearOutcome:
             counts.append(sum(rec.histogram(c).count for c in lv.members or (lv.cls,) if c in rec.classes))
             ratios.append(lv.ratio(partial))
         before, self.previous = self.previous, ratios
-        if before is None or _beyond_range(partial) is not None:
+        beyond, self.beyond = self.beyond, _beyond_range(partial) is not None
+        if before is None:
             return False
         if any(
             n >= self.min_ios and r >= self.missed and r >= b
             for r, b, n in zip(ratios, before, counts, strict=True)
         ):
-            return True  # clearly missed
+            return True  # clearly missed (out of range or not, the run fails)
+        if self.beyond:
+            return beyond  # out of range at two checks running: it fails, whatever its latency
         if min(counts) < self.min_ios:
             return False
         busiest = partial.bottleneck()[1]
@@ -298,6 +305,7 @@ def headroom(
     tolerance: float = 0.02,
     confidence: float = 0.95,
     integer: bool = False,
+    probe_high: bool = False,
 ) -> Headroom:
     """The largest multiplier in ``[low, high]`` at which every service level holds (see the module
     docstring); ``tolerance``: relative width the bisection stops at (whole numbers with ``integer``).
@@ -305,8 +313,14 @@ def headroom(
     the utilisation law (to where the bottleneck measured at the multiplier that held would saturate),
     down by halving, so runs far past the answer, the costly ones, are not made; every later replication
     starts at the geometric mean of the answers before it and steps by ``(1 + tolerance)**2``, squared
-    at each step (whole multipliers: every replication doubles or halves from ``start``). Raises
-    :class:`OutsideBracket` when the service levels already fail at ``low`` or still hold at ``high``."""
+    at each step (whole multipliers: every replication doubles or halves from ``start``). With
+    ``probe_high`` (and ``start``, not ``integer``), where ``start`` holds, the first replication runs
+    ``high`` next: a system that holds there is answered without a walk up to it, and one that fails there
+    bounds the walk (a step that would land within ``1 + 2 x tolerance`` of ``high`` goes to ``high``,
+    already run). Where ``start`` fails, nothing is probed: an overloaded system is slow to simulate at
+    ``high``, and the walk goes down.
+    Raises :class:`OutsideBracket` when the service levels already fail at ``low`` or still hold at
+    ``high``."""
     if not levels:
         raise ValueError("headroom needs at least one service level")
     if not 0 < low < high or replications < 2 or not 0 < tolerance < 1 or not 0.5 < confidence < 1:
@@ -355,8 +369,11 @@ def headroom(
             return min(highest, m * step)
         u = seen[m, s][4]
         if not (u > 0 and math.isfinite(u)) or not m / u > m * (1 + 2 * tolerance):
-            return min(highest, 2 * m)
-        return highest if m / u * (1 + tolerance) >= highest else m / u
+            nxt = min(highest, 2 * m)
+        else:
+            nxt = highest if m / u * (1 + tolerance) >= highest else m / u
+        # ``high`` already failed (the probe): a step to just below it would only confirm that
+        return highest if (highest, s) in seen and nxt * (1 + 2 * tolerance) >= highest else nxt
 
     for r in range(replications):
         s = seed + r
@@ -370,6 +387,8 @@ def headroom(
             first = math.floor(first)
         if first is not None and not integer:  # walk out from the first multiplier to a bracket
             if evaluate(first, s):
+                if probe_high and not answers and evaluate(highest, s):
+                    first = highest  # holds at the top: the bracket check below says so
                 lo, factor = first, step
                 while lo < highest and evaluate(nxt := up_from(lo, factor), s):
                     lo, factor = nxt, None if factor is None else factor * factor
