@@ -231,7 +231,8 @@ def test_compare_hands_out_one_search_per_dispatch(monkeypatch):
 def test_searches_start_in_the_order_given_with_published_curves_last():
     """Dask runs independent tasks by its own ordering (by key: notebook 19's NexGen search, the longest,
     started 12 s in, after three shorter ones, and set the comparison's end). The tasks' keys make them
-    start in the order given, a curve's three bands after every preset, whatever the labels."""
+    start in the order given, a curve's three bands after every preset, whatever the labels, and a
+    search's later replications right after its first."""
     from dask.order import order
 
     mix = WorkloadMix.from_mapping(MIX)
@@ -246,3 +247,9 @@ def test_searches_start_in_the_order_given_with_published_curves_last():
     keys = [t.key for t in tasks]  # in the order given: the curve's three bands, then the two presets
     started = sorted(keys, key=priority.__getitem__)
     assert started == [keys[3], keys[4], keys[0], keys[1], keys[2]]
+    # a search's later replications (from its first's answer) start as soon as its first is done, ahead of
+    # the next search's first replication
+    runs = sorted((k for k in graph if str(k).startswith("replication-")), key=priority.__getitem__)
+    first_preset = keys[3].removeprefix("search-")
+    assert runs[0] == f"replication-0-{first_preset}"
+    assert set(runs[1:3]) == {f"replication-{r}-{first_preset}" for r in (1, 2)}
