@@ -15,6 +15,7 @@ from storagelab.analysis.comparison import (
     Comparison,
     Settings,
     _curve_fit,
+    _search,
     compare,
     default_placement,
     search_tasks,
@@ -119,6 +120,21 @@ def test_compare_finds_the_closed_form_headroom_of_a_published_response_time_law
     assert xsat * (1 - s / 19.0) > top
     assert wide["status"][0] == "at least (the published range ends)"
     assert wide["headroom"][0] == pytest.approx(top / base, rel=0.03)
+
+
+def test_the_replication_tasks_give_what_the_searches_run_here_give():
+    """compare's tasks (each search's first replication, then its later ones side by side, on two
+    processes) give the rows and the runs that running each search's replications one after another in
+    this process gives: the same seeds, the same starts."""
+    mix = WorkloadMix.from_mapping({"name": "mail", "classes": [
+        {"name": "mail", "workload": "exchange", "size": 10_000, "service_level": {"metric": "mean_ms", "limit_ms": 15.0}}]})  # fmt: skip
+    settings = Settings(duration_s=4.0, warmup_s=1.0, replications=3, low=0.125, high=4.0, tolerance=0.05)
+    curve = Candidate("DS5020 curve", curve="ds5020_response_time/Jetstress")
+    result = compare(mix, [curve], settings, scheduler="processes", workers=2)
+    here = [_search(mix, curve, settings, bound) for bound in ("fit", "lower", "upper")]
+    assert result.rows == [h["row"] for h in here]
+    assert all(a.equals(h["evaluations"]) for a, h in zip(result.runs, here, strict=True))
+    assert result.runs[0]["seed"].unique().sort().to_list() == [1, 2, 3]
 
 
 def test_bad_candidates_are_refused_before_any_run():

@@ -18,8 +18,10 @@ only from a published curve (``curve="vsan_throughput/all-flash NVMe"``), which 
 fitted curve and on both ends of its confidence band, and never past the published range (the answer is
 then *at least* that much).
 
-Each candidate's search is :func:`storagelab.analysis.headroom.headroom` over the mix's multiplier, one candidate
-per process (Dask), deterministic by seed.
+Each candidate's search is a headroom search over the mix's multiplier (:mod:`storagelab.analysis.headroom`):
+its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
+once the mix as given holds), then its later ones side by side, each from the first's answer, as Dask tasks
+on one process per core, deterministic by seed.
 """
 
 from __future__ import annotations
@@ -482,8 +484,9 @@ def compare(
     workers: int | None = None,
 ) -> Comparison:
     """Search every candidate's headroom on ``mix`` (a published curve: on its fit and both bands), one
-    candidate per task on Dask's ``scheduler`` ("processes", "threads" or "synchronous"). Every candidate
-    is built once first, so a bad preset, parameter, placement or curve fails before any run."""
+    replication per task (:func:`search_tasks`) on Dask's ``scheduler`` ("processes", "threads" or
+    "synchronous"). Every candidate is built once first, so a bad preset, parameter, placement or curve
+    fails before any run."""
     import dask
 
     s = settings or Settings()
