@@ -263,7 +263,7 @@ def test_searches_start_in_the_order_given_with_published_curves_last():
     keys = [t.key for t in tasks]  # in the order given: the curve's three bands, then the two presets
     started = sorted(keys, key=priority.__getitem__)
     assert started == [keys[3], keys[4], keys[0], keys[1], keys[2]]
-    # a search's later replications (from its first's answer) start as soon as its first is done, ahead of
+    # a search's later replications (from its first's final bracket) start as soon as its first is done, ahead of
     # the next search's first replication
     runs = sorted((k for k in graph if str(k).startswith("replication-")), key=priority.__getitem__)
     first_preset = keys[3].removeprefix("search-")

@@ -19,6 +19,7 @@ from storagelab.analysis.headroom import (
     LatencyObjective,
     OutsideBracket,
     headroom,
+    search_replication,
 )
 from storagelab.kernel import ClosedSource, Exponential, FixedSampler, OpenSource, Path, Station
 from storagelab.kernel.histogram import LatencyHistogram
@@ -404,3 +405,22 @@ def test_a_run_out_of_its_valid_range_at_two_checks_running_stops_and_is_never_c
     assert decisions([(1.0, False), (1.0, True), (1.0, False)]) == [False, False, True]
     assert decisions([(1.0, True), (1.0, False)]) == [False, True]  # back in range, met
     assert decisions([(30.0, False), (40.0, True)]) == [False, True]  # missed, out of range or not
+
+
+def test_a_replication_warm_started_at_an_earlier_bracket_confirms_it_in_two_runs():
+    """A later replication started at an earlier one's final bracket (1.9, 2.05): where its own boundary
+    lies inside, two runs (1.9 holds, 2.05 fails) give it, with no bisection; where it lies above, the walk
+    steps out by the bracket's ratio, squared each step, then bisects to the tolerance."""
+    level = [LatencyObjective("io", "mean_ms", 10.0)]
+    kw = {"low": 0.125, "high": 4.0, "tolerance": 0.1}
+    inside = search_replication(_fake_run(lambda seed: 2.0), level, 2, warm=(1.9, 2.05), **kw)
+    assert [row["multiplier"] for row in inside.evaluations] == [1.9, pytest.approx(2.05)]
+    assert inside.bracket == (1.9, pytest.approx(2.05)) and inside.answer == pytest.approx(
+        math.sqrt(1.9 * 2.05)
+    )
+    above = search_replication(_fake_run(lambda seed: 2.5), level, 3, warm=(1.9, 2.05), **kw)
+    runs = [row["multiplier"] for row in above.evaluations]
+    ratio = 2.05 / 1.9
+    assert runs[:3] == [1.9, pytest.approx(1.9 * ratio), pytest.approx(1.9 * ratio**3)]
+    lo, hi = above.bracket
+    assert lo <= 2.5 < hi and hi / lo <= 1.1 * (1 + 1e-9)

@@ -20,7 +20,7 @@ then *at least* that much).
 
 Each candidate's search is a headroom search over the mix's multiplier (:mod:`storagelab.analysis.headroom`):
 its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
-once the mix as given holds), then its later ones side by side, each from the first's answer, as Dask tasks
+once the mix as given holds), then its later ones side by side, each from the first's final bracket, as Dask tasks
 on one process per core, deterministic by seed.
 """
 
@@ -201,8 +201,9 @@ def _replication(
 ) -> Replication | dict[str, Any]:
     """Replication ``r`` of ``c``'s search (one band of a curve) on seed ``s.seed + r``: the first
     (``first`` None) from ``s.start``, probing ``s.high`` once the start holds (an architecture that holds
-    the mix there is answered in two runs, not a walk); a later one from the first's answer, stepping
-    finely, so that the later replications of a search run side by side once the first is done. A search
+    the mix there is answered in two runs, not a walk); a later one from the first's final bracket (two
+    runs where its ends hold and fail again, as common random numbers make likely), so that the later
+    replications of a search run side by side once the first is done. A search
     that ends without an answer (its data do not fit, or the service levels fail at ``low`` or hold at
     ``high``) gives its finished row instead (a dict, as :func:`_search` returns), which the later
     replications pass on without running."""
@@ -214,7 +215,7 @@ def _replication(
     try:
         return search_replication(run, levels, s.seed + r, low=s.low, high=s.high, start=s.start,
                                   tolerance=s.tolerance, probe_high=True,
-                                  warm=None if first is None else first.answer)  # fmt: skip
+                                  warm=None if first is None else first.bracket)  # fmt: skip
     except CapacityExceeded as err:  # the mix's data does not fit where the placement puts it
         row = _row(c, bound, headroom=None, low=None, high=None, status="cannot host", fails_first=str(err),
                    bottleneck="", bottleneck_utilisation=None)  # fmt: skip
@@ -450,7 +451,7 @@ class Comparison:
 
 def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings) -> list[Any]:
     """The Dask tasks of :func:`compare`: per candidate (a published curve: per band), in the order given,
-    its first replication, then its later ones side by side (each starts from the first's answer), then
+    its first replication, then its later ones side by side (each starts from the first's final bracket), then
     the row made of them. The first replications start in the order given with the published curves (one
     station each: the cheap searches) last, and a search's later replications start as soon as its first
     is done, ahead of other searches' first replications, so that a long search is not left to the end

@@ -298,12 +298,14 @@ class OutsideBracket(ValueError):
 class Replication:
     """One replication of a headroom search (seed ``seed``): its ``answer`` (the geometric middle of its
     final bracket; whole multipliers: the largest that held), the bracket's half-width on the log scale
-    (``resolution``), at the first multiplier past the answer the service level that ``fails_first`` with
+    (``resolution``) and the bracket itself (``(lo, hi)``: ``lo`` held, ``hi`` did not), at the first
+    multiplier past the answer the service level that ``fails_first`` with
     its ratio and the ``bottleneck`` with its utilisation, and its runs (``evaluations``: rows as in
     :attr:`Headroom.evaluations`)."""
 
     seed: int
     answer: float
+    bracket: tuple[float, float]
     resolution: float
     fails_first: str
     fail_ratio: float
@@ -333,12 +335,14 @@ def search_replication(
     tolerance: float = 0.02,
     integer: bool = False,
     probe_high: bool = False,
-    warm: float | None = None,
+    warm: float | tuple[float, float] | None = None,
 ) -> Replication:
     """One replication of :func:`headroom` (its arguments), on seed ``seed``: the bracket found from
     ``start`` (up by the utilisation law, down by halving; with ``probe_high``, ``high`` run next where
-    ``start`` holds), or, with ``warm`` (an earlier replication's answer; not with ``integer``), from
-    ``warm`` stepping by ``(1 + tolerance)**2``, squared at each step; then bisected to ``tolerance``.
+    ``start`` holds), or, with ``warm`` (not with ``integer``), from an earlier replication's result:
+    its answer, stepping by ``(1 + tolerance)**2``, or its final bracket ``(lo, hi)``, from ``lo`` stepping
+    by ``hi / lo`` (where ``lo`` holds and ``hi`` fails again, two runs find the bracket), each step
+    squared after the first; then bisected to ``tolerance``.
     Raises :class:`OutsideBracket` (with this replication's runs) when the service levels already fail at
     ``low`` or still hold at ``high``."""
     _check_search(levels, low, high, start, tolerance)
@@ -390,7 +394,9 @@ def search_replication(
     lo, hi = lowest, highest
     first = start
     step: float | None = None  # None: the first walk jumps by the utilisation law and halves
-    if warm is not None and not integer:  # a later replication starts at an earlier answer, stepping finely
+    if isinstance(warm, tuple) and not integer:  # a later replication starts at an earlier bracket
+        first, step = min(highest, max(lowest, warm[0])), warm[1] / warm[0]
+    elif warm is not None and not integer:  # a later replication starts at an earlier answer, stepping finely
         first = min(highest, max(lowest, warm))
         step = (1 + tolerance) ** 2
     if first is not None and integer:
@@ -447,7 +453,7 @@ def search_replication(
     _, label, ratio, component, util = seen[hi]
     return Replication(
         seed=s, answer=float(lo) if integer else math.sqrt(lo * hi),  # the boundary lies in [lo, hi]
-        resolution=0.0 if integer else math.log(hi / lo) / 2, fails_first=label, fail_ratio=ratio,
+        bracket=(float(lo), float(hi)), resolution=0.0 if integer else math.log(hi / lo) / 2, fails_first=label, fail_ratio=ratio,
         bottleneck=component, bottleneck_utilisation=util, evaluations=tuple(rows),
     )  # fmt: skip
 
