@@ -15,6 +15,7 @@ from storagelab.analysis.comparison import (
     Comparison,
     Settings,
     _curve_fit,
+    _search,
     compare,
     default_placement,
     search_tasks,
@@ -119,6 +120,21 @@ def test_compare_finds_the_closed_form_headroom_of_a_published_response_time_law
     assert xsat * (1 - s / 19.0) > top
     assert wide["status"][0] == "at least (the published range ends)"
     assert wide["headroom"][0] == pytest.approx(top / base, rel=0.03)
+
+
+def test_the_replication_tasks_give_what_the_searches_run_here_give():
+    """compare's tasks (each search's first replication, then its later ones side by side, on two
+    processes) give the rows and the runs that running each search's replications one after another in
+    this process gives: the same seeds, the same starts."""
+    mix = WorkloadMix.from_mapping({"name": "mail", "classes": [
+        {"name": "mail", "workload": "exchange", "size": 10_000, "service_level": {"metric": "mean_ms", "limit_ms": 15.0}}]})  # fmt: skip
+    settings = Settings(duration_s=4.0, warmup_s=1.0, replications=3, low=0.125, high=4.0, tolerance=0.05)
+    curve = Candidate("DS5020 curve", curve="ds5020_response_time/Jetstress")
+    result = compare(mix, [curve], settings, scheduler="processes", workers=2)
+    here = [_search(mix, curve, settings, bound) for bound in ("fit", "lower", "upper")]
+    assert result.rows == [h["row"] for h in here]
+    assert all(a.equals(h["evaluations"]) for a, h in zip(result.runs, here, strict=True))
+    assert result.runs[0]["seed"].unique().sort().to_list() == [1, 2, 3]
 
 
 def test_bad_candidates_are_refused_before_any_run():
@@ -231,7 +247,8 @@ def test_compare_hands_out_one_search_per_dispatch(monkeypatch):
 def test_searches_start_in_the_order_given_with_published_curves_last():
     """Dask runs independent tasks by its own ordering (by key: notebook 19's NexGen search, the longest,
     started 12 s in, after three shorter ones, and set the comparison's end). The tasks' keys make them
-    start in the order given, a curve's three bands after every preset, whatever the labels."""
+    start in the order given, a curve's three bands after every preset, whatever the labels, and a
+    search's later replications right after its first."""
     from dask.order import order
 
     mix = WorkloadMix.from_mapping(MIX)
@@ -246,3 +263,9 @@ def test_searches_start_in_the_order_given_with_published_curves_last():
     keys = [t.key for t in tasks]  # in the order given: the curve's three bands, then the two presets
     started = sorted(keys, key=priority.__getitem__)
     assert started == [keys[3], keys[4], keys[0], keys[1], keys[2]]
+    # a search's later replications (from its first's final bracket) start as soon as its first is done, ahead of
+    # the next search's first replication
+    runs = sorted((k for k in graph if str(k).startswith("replication-")), key=priority.__getitem__)
+    first_preset = keys[3].removeprefix("search-")
+    assert runs[0] == f"replication-0-{first_preset}"
+    assert set(runs[1:3]) == {f"replication-{r}-{first_preset}" for r in (1, 2)}

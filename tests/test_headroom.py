@@ -19,6 +19,7 @@ from storagelab.analysis.headroom import (
     LatencyObjective,
     OutsideBracket,
     headroom,
+    search_replication,
 )
 from storagelab.kernel import ClosedSource, Exponential, FixedSampler, OpenSource, Path, Station
 from storagelab.kernel.histogram import LatencyHistogram
@@ -341,3 +342,85 @@ def test_a_jump_that_lands_just_below_the_top_of_the_bracket_goes_to_the_top():
     h = headroom(run_with(0.4, 2.2), level, low=0.125, high=4.0, start=1.0, tolerance=0.1)
     first = h.evaluations.filter(pl.col("seed") == 1)["multiplier"].to_list()
     assert first[:2] == [1.0, pytest.approx(2.5)]  # 1 / 0.4: the law's jump, well below the top
+
+
+def _saturated_run(boundary):
+    """A stand-in for a closed loop holding at saturation (the vSAN hybrid, whose drives destage at 100 %
+    busy at any load): mean latency 10 ms x m / ``boundary``, its busiest component always at 1.0, so the
+    utilisation law cannot say where it saturates and the walk doubles."""
+
+    def run(m, seed):
+        h = LatencyHistogram()
+        h.record_many([0.010 * m / boundary])
+        stats_ = pl.DataFrame({"component": ["disk"], "statistic": ["utilisation"], "value": [1.0]})
+        return SimpleNamespace(duration=1.0, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
+                               components=lambda: stats_, bottleneck=lambda: ("disk", 1.0))  # fmt: skip
+
+    return run
+
+
+def test_probing_the_top_answers_a_system_that_holds_there_without_a_walk():
+    """Where ``start`` holds, ``probe_high`` runs ``high`` next: a system holding at 4 is answered after
+    two runs (the walk doubles 1, 2, 4 without it); one failing at 4 has its walk bounded there (1, 4,
+    then 2, whose doubling would land on 4, so the bisection starts from [2, 4]); one failing at
+    ``start`` is not probed (an overloaded system is slow to simulate at ``high``). The answers are the
+    same as without the probe."""
+    level = [LatencyObjective("io", "mean_ms", 10.0)]
+    kw = {"low": 0.125, "high": 4.0, "start": 1.0, "tolerance": 0.1}
+
+    def first_runs(boundary, probe):
+        try:
+            h = headroom(_saturated_run(boundary), level, probe_high=probe, **kw)
+        except OutsideBracket as err:
+            return err.side, err.evaluations["multiplier"].to_list()
+        return h.mean, h.evaluations.filter(pl.col("seed") == 1)["multiplier"].to_list()
+
+    assert first_runs(5.0, False) == ("high", [1.0, 2.0, 4.0])
+    assert first_runs(5.0, True) == ("high", [1.0, 4.0])
+    (without, runs), (with_probe, probed) = first_runs(3.0, False), first_runs(3.0, True)
+    assert runs[:3] == [1.0, 2.0, 4.0] and probed[:3] == [1.0, 4.0, 2.0]
+    assert len(probed) == len(runs) and with_probe == pytest.approx(without)
+    assert first_runs(0.5, True)[1][:2] == [1.0, 0.5]  # fails at start: down, no probe
+
+
+def test_a_run_out_of_its_valid_range_at_two_checks_running_stops_and_is_never_called_met():
+    """A component out of its range at one check only does not stop the run; at two checks running it
+    does (the search fails such a run whatever its latency); clearly met latencies never stop a run out
+    of range; a clearly missed level stops it whether or not it is out of range."""
+    levels = [LatencyObjective("io", "mean_ms", 10.0)]
+
+    def partial(ms, beyond):
+        p = _partial({"io": [ms / 1e3] * 40})
+        stats_ = pl.DataFrame({"component": ["curve", "curve"], "statistic": ["utilisation", BEYOND_RANGE],
+                               "value": [0.5, float(beyond)]})  # fmt: skip
+        p.components = lambda: stats_
+        return p
+
+    def decisions(steps):
+        stop = ClearOutcome(levels)
+        return [stop(partial(ms, beyond)) for ms, beyond in steps]
+
+    assert decisions([(1.0, False), (1.0, False)]) == [False, True]  # met, in range
+    assert decisions([(1.0, True), (1.0, True)]) == [False, True]  # out of range twice: stops (fails)
+    assert decisions([(1.0, False), (1.0, True), (1.0, False)]) == [False, False, True]
+    assert decisions([(1.0, True), (1.0, False)]) == [False, True]  # back in range, met
+    assert decisions([(30.0, False), (40.0, True)]) == [False, True]  # missed, out of range or not
+
+
+def test_a_replication_warm_started_at_an_earlier_bracket_confirms_it_in_two_runs():
+    """A later replication started at an earlier one's final bracket (1.9, 2.05): where its own boundary
+    lies inside, two runs (1.9 holds, 2.05 fails) give it, with no bisection; where it lies above, the walk
+    steps out by the bracket's ratio, squared each step, then bisects to the tolerance."""
+    level = [LatencyObjective("io", "mean_ms", 10.0)]
+    kw = {"low": 0.125, "high": 4.0, "tolerance": 0.1}
+    inside = search_replication(_fake_run(lambda seed: 2.0), level, 2, warm=(1.9, 2.05), **kw)
+    assert [row["multiplier"] for row in inside.evaluations] == [1.9, pytest.approx(2.05)]
+    assert inside.bracket == (1.9, pytest.approx(2.05)) and inside.answer == pytest.approx(
+        math.sqrt(1.9 * 2.05)
+    )
+    above = search_replication(_fake_run(lambda seed: 2.5), level, 3, warm=(1.9, 2.05), **kw)
+    runs = [row["multiplier"] for row in above.evaluations]
+    ratio = 2.05 / 1.9
+    assert runs[:3] == [1.9, pytest.approx(1.9 * ratio), pytest.approx(1.9 * ratio**3)]
+    lo, hi = above.bracket
+    assert lo <= 2.5 < hi and hi / lo <= 1.1 * (1 + 1e-9)

@@ -18,8 +18,10 @@ only from a published curve (``curve="vsan_throughput/all-flash NVMe"``), which 
 fitted curve and on both ends of its confidence band, and never past the published range (the answer is
 then *at least* that much).
 
-Each candidate's search is :func:`storagelab.analysis.headroom.headroom` over the mix's multiplier, one candidate
-per process (Dask), deterministic by seed.
+Each candidate's search is a headroom search over the mix's multiplier (:mod:`storagelab.analysis.headroom`):
+its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
+once the mix as given holds), then its later ones side by side, each from the first's final bracket, as Dask tasks
+on one process per core, deterministic by seed.
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from storagelab.analysis.headroom import ClearOutcome, Headroom, OutsideBracket, headroom
+from storagelab.analysis.headroom import (
+    ClearOutcome,
+    OutsideBracket,
+    Replication,
+    combine,
+    search_replication,
+)
 from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
 from storagelab.architectures.topology import Topology
 from storagelab.devices import CapacityExceeded
@@ -183,42 +191,83 @@ def candidate_run(
     return run
 
 
-def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
-    """One candidate's headroom (one band of a curve), as a row and its evaluations."""
-
+def _replication(
+    mix: WorkloadMix,
+    c: Candidate,
+    s: Settings,
+    bound: str,
+    r: int,
+    first: Replication | dict[str, Any] | None,
+) -> Replication | dict[str, Any]:
+    """Replication ``r`` of ``c``'s search (one band of a curve) on seed ``s.seed + r``: the first
+    (``first`` None) from ``s.start``, probing ``s.high`` once the start holds (an architecture that holds
+    the mix there is answered in two runs, not a walk); a later one from the first's final bracket (two
+    runs where its ends hold and fail again, as common random numbers make likely), so that the later
+    replications of a search run side by side once the first is done. A search
+    that ends without an answer (its data do not fit, or the service levels fail at ``low`` or hold at
+    ``high``) gives its finished row instead (a dict, as :func:`_search` returns), which the later
+    replications pass on without running."""
+    if isinstance(first, dict):
+        return first
     _, placement = _topology(c, bound)
     levels = mix.service_levels(placement)
     run = candidate_run(mix, c, s, bound, early_stop=s.early_stop)
-
-    row: dict[str, Any] = {
-        "architecture": c.label,
-        "kind": "published curve" if c.curve else "model",
-        "bound": bound,
-    }
     try:
-        h: Headroom = headroom(run, levels, low=s.low, high=s.high, start=s.start, replications=s.replications,
-                               seed=s.seed, tolerance=s.tolerance, confidence=s.confidence)  # fmt: skip
+        return search_replication(run, levels, s.seed + r, low=s.low, high=s.high, start=s.start,
+                                  tolerance=s.tolerance, probe_high=True,
+                                  warm=None if first is None else first.bracket)  # fmt: skip
     except CapacityExceeded as err:  # the mix's data does not fit where the placement puts it
-        row.update(headroom=None, low=None, high=None, status="cannot host", fails_first=str(err),
+        row = _row(c, bound, headroom=None, low=None, high=None, status="cannot host", fails_first=str(err),
                    bottleneck="", bottleneck_utilisation=None)  # fmt: skip
         return {"row": row, "evaluations": None}
     except OutsideBracket as err:
         status = "fails at the lowest load" if err.side == "low" else "holds at the highest load"
         # the busiest component at that end of the bracket: what would bind first beyond it
-        row.update(headroom=err.multiplier, low=None, high=None, status=status, fails_first=err.failing or str(err).split(" (seed")[0],
-                   bottleneck=err.bottleneck, bottleneck_utilisation=err.bottleneck_utilisation)  # fmt: skip
-        ev = err.evaluations
-        return {
-            "row": row,
-            "evaluations": None
-            if ev is None
-            else ev.with_columns(architecture=pl.lit(c.label), bound=pl.lit(bound)),
-        }
+        row = _row(c, bound, headroom=err.multiplier, low=None, high=None, status=status,
+                   fails_first=err.failing or str(err).split(" (seed")[0], bottleneck=err.bottleneck,
+                   bottleneck_utilisation=err.bottleneck_utilisation)  # fmt: skip
+        return {"row": row, "evaluations": err.evaluations}
+
+
+def _row(c: Candidate, bound: str, **found: Any) -> dict[str, Any]:
+    return {
+        "architecture": c.label,
+        "kind": "published curve" if c.curve else "model",
+        "bound": bound,
+        **found,
+    }
+
+
+def _search_result(
+    mix: WorkloadMix, c: Candidate, s: Settings, bound: str, *replications: Replication | dict[str, Any]
+) -> dict[str, Any]:
+    """One candidate's headroom (one band of a curve) from its replications, as a row and its evaluations:
+    the interval of :func:`~storagelab.analysis.headroom.combine`, or the row of the first replication
+    that ended without an answer, with the runs of every replication before it."""
+    done: list[Replication] = []
+    for rep in replications:
+        if isinstance(rep, dict):
+            ev = rep["evaluations"]
+            if done and ev is not None:
+                earlier = pl.DataFrame([row for d in done for row in d.evaluations])
+                ev = pl.concat([earlier, ev], how="vertical_relaxed")
+            label = {"architecture": pl.lit(c.label), "bound": pl.lit(bound)}
+            return {"row": rep["row"], "evaluations": None if ev is None else ev.with_columns(**label)}
+        done.append(rep)
+    h = combine(done, low=s.low, high=s.high, confidence=s.confidence)
     status = "at least (the published range ends)" if h.censored else "found"
-    row.update(headroom=h.mean, low=h.low, high=h.high, status=status, fails_first=h.fails_first,
+    row = _row(c, bound, headroom=h.mean, low=h.low, high=h.high, status=status, fails_first=h.fails_first,
                bottleneck=h.bottleneck, bottleneck_utilisation=h.bottleneck_utilisation)  # fmt: skip
     ev = h.evaluations.with_columns(architecture=pl.lit(c.label), bound=pl.lit(bound))
     return {"row": row, "evaluations": ev}
+
+
+def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
+    """One candidate's headroom (one band of a curve), as a row and its evaluations: its replications one
+    after another here (:func:`search_tasks` runs them as tasks)."""
+    first = _replication(mix, c, s, bound, 0, None)
+    later = [_replication(mix, c, s, bound, r, first) for r in range(1, s.replications)]
+    return _search_result(mix, c, s, bound, first, *later)
 
 
 def bottleneck_capacity(result: Comparison) -> pl.Series:
@@ -401,19 +450,30 @@ class Comparison:
 
 
 def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings) -> list[Any]:
-    """The Dask tasks of :func:`compare`: one headroom search per candidate (a published curve: one per
-    band), in the order given. They start in that order with the published curves (one station each: the
-    cheap searches) last, so that a long search is not left to the end while a process idles: Dask runs
-    independent tasks by descending key, which their keys set."""
+    """The Dask tasks of :func:`compare`: per candidate (a published curve: per band), in the order given,
+    its first replication, then its later ones side by side (each starts from the first's final bracket), then
+    the row made of them. The first replications start in the order given with the published curves (one
+    station each: the cheap searches) last, and a search's later replications start as soon as its first
+    is done, ahead of other searches' first replications, so that a long search is not left to the end
+    while a process idles: Dask orders a graph by its keys and runs a task's dependents first, which
+    these keys and dependencies set."""
     import dask
 
     searches = [(c, b) for c in candidates for b in (("fit", "lower", "upper") if c.curve else ("fit",))]
     started = sorted(range(len(searches)), key=lambda i: searches[i][0].curve is not None)
     rank = {i: r for r, i in enumerate(started)}
-    return [
-        dask.delayed(_search)(mix, c, s, bound, dask_key_name=f"search-{len(searches) - rank[i]:04d}")
-        for i, (c, bound) in enumerate(searches)
-    ]
+    tasks = []
+    for i, (c, bound) in enumerate(searches):
+        key = f"{len(searches) - rank[i]:04d}"
+        first = dask.delayed(_replication)(mix, c, s, bound, 0, None, dask_key_name=f"replication-0-{key}")
+        later = [
+            dask.delayed(_replication)(mix, c, s, bound, r, first, dask_key_name=f"replication-{r}-{key}")
+            for r in range(1, s.replications)
+        ]
+        tasks.append(
+            dask.delayed(_search_result)(mix, c, s, bound, first, *later, dask_key_name=f"search-{key}")
+        )
+    return tasks
 
 
 def compare(
@@ -425,8 +485,9 @@ def compare(
     workers: int | None = None,
 ) -> Comparison:
     """Search every candidate's headroom on ``mix`` (a published curve: on its fit and both bands), one
-    candidate per task on Dask's ``scheduler`` ("processes", "threads" or "synchronous"). Every candidate
-    is built once first, so a bad preset, parameter, placement or curve fails before any run."""
+    replication per task (:func:`search_tasks`) on Dask's ``scheduler`` ("processes", "threads" or
+    "synchronous"). Every candidate is built once first, so a bad preset, parameter, placement or curve
+    fails before any run."""
     import dask
 
     s = settings or Settings()

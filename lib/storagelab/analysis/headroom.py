@@ -133,7 +133,8 @@ class Headroom:
     utilisation. ``censored``: the search stopped where a component left its valid range (a published
     curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
     ``evaluations``: every run of the search (seed, multiplier, service level, measured, limit, ratio,
-    and ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it),
+    ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it, and
+    ``in_range``: every component stayed in its valid range, else the run failed whatever its latency),
     the per-class latency against load the search saw."""
 
     per_replication: tuple[float, ...]
@@ -173,7 +174,10 @@ class ClearOutcome:
       2 s run, 5.1 times: from 0.125, 8 times is left before a stopped run would have missed; below
       saturation the latency at the check is already near its steady level, so ``met`` leaves 2 times);
     - **clearly missed**: some level's ratio is at least ``missed`` and has not fallen since the previous
-      check (a queue that only grows);
+      check (a queue that only grows), whether or not a component is out of its range;
+    - **out of range**: a component outside the range it is valid for (a published curve's station past
+      its last published point, :data:`BEYOND_RANGE`) at two checks running: the search counts such a
+      run as failed whatever its latency, so it ends there (a run out of range is never called met);
 
     a level counted over at least ``min_ios`` IOs (30: a mean of exponential-like latencies is then
     known to about 18 %, far inside the factor of two the margins leave): every level, to call the run
@@ -206,6 +210,7 @@ class ClearOutcome:
         self.levels, self.met, self.missed, self.steady, self.min_ios = levels, met, missed, steady, min_ios
         self.stable, self.saturated_met = stable, saturated_met
         self.previous: list[float] | None = None
+        self.beyond = False  # whether the previous check found a component outside its valid range
 
     def __call__(self, partial: SimulationResult) -> bool:
         rec = partial.recorder
@@ -214,13 +219,16 @@ class ClearOutcome:
             counts.append(sum(rec.histogram(c).count for c in lv.members or (lv.cls,) if c in rec.classes))
             ratios.append(lv.ratio(partial))
         before, self.previous = self.previous, ratios
-        if before is None or _beyond_range(partial) is not None:
+        beyond, self.beyond = self.beyond, _beyond_range(partial) is not None
+        if before is None:
             return False
         if any(
             n >= self.min_ios and r >= self.missed and r >= b
             for r, b, n in zip(ratios, before, counts, strict=True)
         ):
-            return True  # clearly missed
+            return True  # clearly missed (out of range or not, the run fails)
+        if self.beyond:
+            return beyond  # out of range at two checks running: it fails, whatever its latency
         if min(counts) < self.min_ios:
             return False
         busiest = partial.bottleneck()[1]
@@ -286,60 +294,82 @@ class OutsideBracket(ValueError):
         self.bottleneck, self.bottleneck_utilisation = bottleneck, bottleneck_utilisation
 
 
-def headroom(
+@dataclass(frozen=True)
+class Replication:
+    """One replication of a headroom search (seed ``seed``): its ``answer`` (the geometric middle of its
+    final bracket; whole multipliers: the largest that held), the bracket's half-width on the log scale
+    (``resolution``) and the bracket itself (``(lo, hi)``: ``lo`` held, ``hi`` did not), at the first
+    multiplier past the answer the service level that ``fails_first`` with
+    its ratio and the ``bottleneck`` with its utilisation, and its runs (``evaluations``: rows as in
+    :attr:`Headroom.evaluations`)."""
+
+    seed: int
+    answer: float
+    bracket: tuple[float, float]
+    resolution: float
+    fails_first: str
+    fail_ratio: float
+    bottleneck: str
+    bottleneck_utilisation: float
+    evaluations: tuple[dict[str, object], ...]
+
+
+def _check_search(levels: Sequence[LatencyObjective], low: float, high: float, start: float | None,
+                  tolerance: float) -> None:  # fmt: skip
+    if not levels:
+        raise ValueError("headroom needs at least one service level")
+    if not 0 < low < high or not 0 < tolerance < 1:
+        raise ValueError("headroom needs 0 < low < high and 0 < tolerance < 1")
+    if start is not None and not low <= start <= high:
+        raise ValueError(f"headroom: start ({start}) must lie in [low, high] = [{low}, {high}]")
+
+
+def search_replication(
     run: Callable[[float, int], SimulationResult],
     levels: Sequence[LatencyObjective],
+    seed: int,
     *,
     low: float = 0.1,
     high: float = 10.0,
     start: float | None = None,
-    replications: int = 3,
-    seed: int = 1,
     tolerance: float = 0.02,
-    confidence: float = 0.95,
     integer: bool = False,
-) -> Headroom:
-    """The largest multiplier in ``[low, high]`` at which every service level holds (see the module
-    docstring); ``tolerance``: relative width the bisection stops at (whole numbers with ``integer``).
-    With ``start``, the first replication's bracket is found from there (within ``[low, high]``): up by
-    the utilisation law (to where the bottleneck measured at the multiplier that held would saturate),
-    down by halving, so runs far past the answer, the costly ones, are not made; every later replication
-    starts at the geometric mean of the answers before it and steps by ``(1 + tolerance)**2``, squared
-    at each step (whole multipliers: every replication doubles or halves from ``start``). Raises
-    :class:`OutsideBracket` when the service levels already fail at ``low`` or still hold at ``high``."""
-    if not levels:
-        raise ValueError("headroom needs at least one service level")
-    if not 0 < low < high or replications < 2 or not 0 < tolerance < 1 or not 0.5 < confidence < 1:
-        raise ValueError(
-            "headroom needs 0 < low < high, replications >= 2, 0 < tolerance < 1, 0.5 < confidence < 1"
-        )
-    if start is not None and not low <= start <= high:
-        raise ValueError(f"headroom: start ({start}) must lie in [low, high] = [{low}, {high}]")
-    answers: list[float] = []
-    resolution = 0.0  # half the widest final bracket, on the log scale
+    probe_high: bool = False,
+    warm: float | tuple[float, float] | None = None,
+) -> Replication:
+    """One replication of :func:`headroom` (its arguments), on seed ``seed``: the bracket found from
+    ``start`` (up by the utilisation law, down by halving; with ``probe_high``, ``high`` run next where
+    ``start`` holds), or, with ``warm`` (not with ``integer``), from an earlier replication's result:
+    its answer, stepping by ``(1 + tolerance)**2``, or its final bracket ``(lo, hi)``, from ``lo`` stepping
+    by ``hi / lo`` (where ``lo`` holds and ``hi`` fails again, two runs find the bracket), each step
+    squared after the first; then bisected to ``tolerance``.
+    Raises :class:`OutsideBracket` (with this replication's runs) when the service levels already fail at
+    ``low`` or still hold at ``high``."""
+    _check_search(levels, low, high, start, tolerance)
+    s = seed
     rows: list[dict[str, object]] = []
-    seen: dict[tuple[float, int], tuple[bool, str, float, str, float]] = {}
+    seen: dict[float, tuple[bool, str, float, str, float]] = {}
 
-    def evaluate(m: float, s: int) -> bool:
+    def evaluate(m: float) -> bool:
         """Whether every level holds at ``m`` and every component stayed in range (remembered with the
         worst level's label and ratio, or the out-of-range component, and the bottleneck)."""
-        if (m, s) in seen:
-            return seen[m, s][0]
+        if m in seen:
+            return seen[m][0]
         res = run(m, s)
         worst, label = -math.inf, ""
+        beyond = _beyond_range(res)
         for lv in levels:
             value = lv.measure(res)
             ratio = math.inf if not math.isfinite(value) else value / lv.limit_ms
             rows.append({"seed": s, "multiplier": float(m), "service_level": lv.label, "class": lv.cls,
                          "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio,
-                         "run_s": res.duration})  # fmt: skip
+                         "run_s": res.duration, "in_range": beyond is None})  # fmt: skip
             if ratio > worst:
                 worst, label = ratio, lv.label
-        beyond = _beyond_range(res)
         ok = beyond is None and worst <= 1.0
         if beyond is not None:
             label = f"{beyond}: {RANGE_FAILURE}"
-        seen[m, s] = (ok, label, worst, *res.bottleneck())
+        seen[m] = (ok, label, worst, *res.bottleneck())
         return ok
 
     lowest, highest = (math.ceil(low), math.floor(high)) if integer else (low, high)
@@ -353,75 +383,154 @@ def headroom(
         ``m x (1 + 2 x tolerance)`` (a closed loop holding at saturation) or unknown."""
         if step is not None:
             return min(highest, m * step)
-        u = seen[m, s][4]
+        u = seen[m][4]
         if not (u > 0 and math.isfinite(u)) or not m / u > m * (1 + 2 * tolerance):
-            return min(highest, 2 * m)
-        return highest if m / u * (1 + tolerance) >= highest else m / u
+            nxt = min(highest, 2 * m)
+        else:
+            nxt = highest if m / u * (1 + tolerance) >= highest else m / u
+        # ``high`` already failed (the probe): a step to just below it would only confirm that
+        return highest if highest in seen and nxt * (1 + 2 * tolerance) >= highest else nxt
 
-    for r in range(replications):
-        s = seed + r
-        lo, hi = lowest, highest
-        first = start
-        step: float | None = None  # None: the first walk jumps by the utilisation law and halves
-        if answers and not integer:  # later replications start at the earlier answers, stepping finely
-            first = min(highest, max(lowest, math.exp(float(np.mean(np.log(answers))))))
-            step = (1 + tolerance) ** 2
-        if first is not None and integer:
-            first = math.floor(first)
-        if first is not None and not integer:  # walk out from the first multiplier to a bracket
-            if evaluate(first, s):
-                lo, factor = first, step
-                while lo < highest and evaluate(nxt := up_from(lo, factor), s):
-                    lo, factor = nxt, None if factor is None else factor * factor
-                hi = lo if lo >= highest else nxt
-            else:
-                hi, factor = first, 2.0 if step is None else step
-                while hi > lowest and not evaluate(nxt := max(lowest, hi / factor), s):
-                    hi, factor = nxt, factor if step is None else factor * factor
-                lo = hi if hi <= lowest else nxt
-        elif first is not None:  # whole multipliers: doubling or halving
-            m = first
-            if evaluate(m, s):
-                lo = m
-                while lo < highest and evaluate(nxt := min(highest, lo * 2), s):
-                    lo = nxt
-                hi = lo if lo >= highest else min(highest, lo * 2)
-            else:
-                hi = m
-                while hi > lowest and not evaluate(nxt := max(lowest, hi // 2), s):
-                    hi = nxt
-                lo = hi if hi <= lowest else max(lowest, hi // 2)
-        if not evaluate(lo, s):
-            raise OutsideBracket(
-                f"at the lowest multiplier {lo:g} (seed {s}) {seen[lo, s][1]} already fails; lower `low`",
-                "low",
-                lo,
-                pl.DataFrame(rows),
-                seen[lo, s][1],
-                *seen[lo, s][3:5],
-            )
-        if evaluate(hi, s):
-            raise OutsideBracket(
-                f"the service levels still hold at the highest multiplier {hi:g} (seed {s}); raise `high`",
-                "high",
-                hi,
-                pl.DataFrame(rows),
-                "",
-                *seen[hi, s][3:5],
-            )
-        while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance * (1 + 1e-9)):
-            mid = (lo + hi) // 2 if integer else math.sqrt(lo * hi)
-            if evaluate(mid, s):
-                lo = mid
-            else:
-                hi = mid
-        answers.append(float(lo) if integer else math.sqrt(lo * hi))  # the boundary lies in [lo, hi]
-        resolution = max(resolution, 0.0 if integer else math.log(hi / lo) / 2)
-        if r == 0:
-            _, label, ratio, component, util = seen[hi, s]
-    mean, lower, upper = log_interval(answers, confidence, resolution, lowest, highest, integer=integer)
-    return Headroom(
-        per_replication=tuple(answers), mean=mean, low=lower, high=upper,
-        confidence=confidence, fails_first=label, fail_ratio=ratio, bottleneck=component, bottleneck_utilisation=util,
-        censored=label.endswith(RANGE_FAILURE), evaluations=pl.DataFrame(rows),
+    lo, hi = lowest, highest
+    first = start
+    step: float | None = None  # None: the first walk jumps by the utilisation law and halves
+    if isinstance(warm, tuple) and not integer:  # a later replication starts at an earlier bracket
+        first, step = min(highest, max(lowest, warm[0])), warm[1] / warm[0]
+    elif warm is not None and not integer:  # a later replication starts at an earlier answer, stepping finely
+        first = min(highest, max(lowest, warm))
+        step = (1 + tolerance) ** 2
+    if first is not None and integer:
+        first = math.floor(first)
+    if first is not None and not integer:  # walk out from the first multiplier to a bracket
+        if evaluate(first):
+            if probe_high and warm is None and evaluate(highest):
+                first = highest  # holds at the top: the bracket check below says so
+            lo, factor = first, step
+            while lo < highest and evaluate(nxt := up_from(lo, factor)):
+                lo, factor = nxt, None if factor is None else factor * factor
+            hi = lo if lo >= highest else nxt
+        else:
+            hi, factor = first, 2.0 if step is None else step
+            while hi > lowest and not evaluate(nxt := max(lowest, hi / factor)):
+                hi, factor = nxt, factor if step is None else factor * factor
+            lo = hi if hi <= lowest else nxt
+    elif first is not None:  # whole multipliers: doubling or halving
+        m = first
+        if evaluate(m):
+            lo = m
+            while lo < highest and evaluate(nxt := min(highest, lo * 2)):
+                lo = nxt
+            hi = lo if lo >= highest else min(highest, lo * 2)
+        else:
+            hi = m
+            while hi > lowest and not evaluate(nxt := max(lowest, hi // 2)):
+                hi = nxt
+            lo = hi if hi <= lowest else max(lowest, hi // 2)
+    if not evaluate(lo):
+        raise OutsideBracket(
+            f"at the lowest multiplier {lo:g} (seed {s}) {seen[lo][1]} already fails; lower `low`",
+            "low",
+            lo,
+            pl.DataFrame(rows),
+            seen[lo][1],
+            *seen[lo][3:5],
+        )
+    if evaluate(hi):
+        raise OutsideBracket(
+            f"the service levels still hold at the highest multiplier {hi:g} (seed {s}); raise `high`",
+            "high",
+            hi,
+            pl.DataFrame(rows),
+            "",
+            *seen[hi][3:5],
+        )
+    while (hi - lo > 1) if integer else (hi / lo - 1 > tolerance * (1 + 1e-9)):
+        mid = (lo + hi) // 2 if integer else math.sqrt(lo * hi)
+        if evaluate(mid):
+            lo = mid
+        else:
+            hi = mid
+    _, label, ratio, component, util = seen[hi]
+    return Replication(
+        seed=s, answer=float(lo) if integer else math.sqrt(lo * hi),  # the boundary lies in [lo, hi]
+        bracket=(float(lo), float(hi)), resolution=0.0 if integer else math.log(hi / lo) / 2, fails_first=label, fail_ratio=ratio,
+        bottleneck=component, bottleneck_utilisation=util, evaluations=tuple(rows),
     )  # fmt: skip
+
+
+def combine(
+    replications: Sequence[Replication],
+    *,
+    low: float,
+    high: float,
+    confidence: float = 0.95,
+    integer: bool = False,
+) -> Headroom:
+    """The :class:`Headroom` of ``replications`` (at least two, of one search over ``[low, high]``): the
+    interval of :func:`log_interval` over their answers, widened by the widest final bracket; what fails
+    first and the bottleneck as the first replication saw them; every run."""
+    if len(replications) < 2 or not 0.5 < confidence < 1:
+        raise ValueError("headroom needs replications >= 2 and 0.5 < confidence < 1")
+    lowest, highest = (math.ceil(low), math.floor(high)) if integer else (low, high)
+    answers = [r.answer for r in replications]
+    resolution = max(r.resolution for r in replications)  # half the widest final bracket, on the log scale
+    mean, lower, upper = log_interval(answers, confidence, resolution, lowest, highest, integer=integer)
+    first = replications[0]
+    return Headroom(
+        per_replication=tuple(answers), mean=mean, low=lower, high=upper, confidence=confidence,
+        fails_first=first.fails_first, fail_ratio=first.fail_ratio, bottleneck=first.bottleneck,
+        bottleneck_utilisation=first.bottleneck_utilisation, censored=first.fails_first.endswith(RANGE_FAILURE),
+        evaluations=pl.DataFrame([row for r in replications for row in r.evaluations]),
+    )  # fmt: skip
+
+
+def headroom(
+    run: Callable[[float, int], SimulationResult],
+    levels: Sequence[LatencyObjective],
+    *,
+    low: float = 0.1,
+    high: float = 10.0,
+    start: float | None = None,
+    replications: int = 3,
+    seed: int = 1,
+    tolerance: float = 0.02,
+    confidence: float = 0.95,
+    integer: bool = False,
+    probe_high: bool = False,
+) -> Headroom:
+    """The largest multiplier in ``[low, high]`` at which every service level holds (see the module
+    docstring); ``tolerance``: relative width the bisection stops at (whole numbers with ``integer``).
+    With ``start``, the first replication's bracket is found from there (within ``[low, high]``): up by
+    the utilisation law (to where the bottleneck measured at the multiplier that held would saturate),
+    down by halving, so runs far past the answer, the costly ones, are not made; every later replication
+    starts at the geometric mean of the answers before it and steps by ``(1 + tolerance)**2``, squared
+    at each step (whole multipliers: every replication doubles or halves from ``start``). With
+    ``probe_high`` (and ``start``, not ``integer``), where ``start`` holds, the first replication runs
+    ``high`` next: a system that holds there is answered without a walk up to it, and one that fails there
+    bounds the walk (a step that would land within ``1 + 2 x tolerance`` of ``high`` goes to ``high``,
+    already run). Where ``start`` fails, nothing is probed: an overloaded system is slow to simulate at
+    ``high``, and the walk goes down. Each replication is :func:`search_replication`; :func:`combine`
+    makes the answer of them.
+    Raises :class:`OutsideBracket` (with every run so far) when the service levels already fail at ``low``
+    or still hold at ``high``."""
+    if levels and (
+        not 0 < low < high or replications < 2 or not 0 < tolerance < 1 or not 0.5 < confidence < 1
+    ):
+        raise ValueError(
+            "headroom needs 0 < low < high, replications >= 2, 0 < tolerance < 1, 0.5 < confidence < 1"
+        )
+    _check_search(levels, low, high, start, tolerance)
+    done: list[Replication] = []
+    for r in range(replications):
+        answers = [d.answer for d in done]
+        warm = math.exp(float(np.mean(np.log(answers)))) if answers and not integer else None
+        try:
+            done.append(search_replication(run, levels, seed + r, low=low, high=high, start=start,
+                                           tolerance=tolerance, integer=integer, probe_high=probe_high,
+                                           warm=warm))  # fmt: skip
+        except OutsideBracket as err:
+            earlier = [row for d in done for row in d.evaluations]
+            if earlier and err.evaluations is not None:
+                err.evaluations = pl.concat([pl.DataFrame(earlier), err.evaluations], how="vertical_relaxed")
+            raise
+    return combine(done, low=low, high=high, confidence=confidence, integer=integer)

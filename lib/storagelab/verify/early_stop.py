@@ -1,6 +1,6 @@
 """How often ending a headroom search's runs early changes a decision: every run of a comparison that
 :class:`~storagelab.analysis.headroom.ClearOutcome` stopped is run again to its end, and the two
-decisions (every service level met, or not) are set side by side.
+decisions (every service level met with every component in its valid range, or not) are set side by side.
 
     python -m storagelab.verify.early_stop [params file]   # default: params/19-compare-architectures.yaml
 
@@ -36,7 +36,7 @@ def stopped_against_full(params_file: Path) -> pl.DataFrame:
         result.evaluations()
         .filter(pl.col("run_s") < settings.duration_s)
         .group_by("architecture", "bound", "seed", "multiplier", maintain_order=True)
-        .agg(pl.col("run_s").first(), stopped_worst=pl.col("ratio").max())
+        .agg(pl.col("run_s").first(), pl.col("in_range").all(), stopped_worst=pl.col("ratio").max())
     )
     by_label = {c.label: c for c in candidates}
     rows = []
@@ -47,7 +47,12 @@ def stopped_against_full(params_file: Path) -> pl.DataFrame:
         worst = max(lv.ratio(full) for lv in levels)
         met_full = worst <= 1.0 and _beyond_range(full) is None
         rows.append(
-            {**r, "full_worst": worst, "stopped_met": r["stopped_worst"] <= 1.0, "full_met": met_full}
+            {
+                **r,
+                "full_worst": worst,
+                "stopped_met": r["stopped_worst"] <= 1.0 and r["in_range"],
+                "full_met": met_full,
+            }
         )
     return pl.DataFrame(rows)
 
