@@ -230,6 +230,7 @@ def _replication(
 
 
 def _row(c: Candidate, bound: str, **found: Any) -> dict[str, Any]:
+    """A row of the comparison's table: the candidate, its kind, the band searched, and what was found."""
     return {
         "architecture": c.label,
         "kind": "published curve" if c.curve else "model",
@@ -239,7 +240,7 @@ def _row(c: Candidate, bound: str, **found: Any) -> dict[str, Any]:
 
 
 def _search_result(
-    mix: WorkloadMix, c: Candidate, s: Settings, bound: str, *replications: Replication | dict[str, Any]
+    c: Candidate, s: Settings, bound: str, *replications: Replication | dict[str, Any]
 ) -> dict[str, Any]:
     """One candidate's headroom (one band of a curve) from its replications, as a row and its evaluations:
     the interval of :func:`~storagelab.analysis.headroom.combine`, or the row of the first replication
@@ -267,7 +268,7 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
     after another here (:func:`search_tasks` runs them as tasks)."""
     first = _replication(mix, c, s, bound, 0, None)
     later = [_replication(mix, c, s, bound, r, first) for r in range(1, s.replications)]
-    return _search_result(mix, c, s, bound, first, *later)
+    return _search_result(c, s, bound, first, *later)
 
 
 def bottleneck_capacity(result: Comparison) -> pl.Series:
@@ -470,9 +471,7 @@ def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings)
             dask.delayed(_replication)(mix, c, s, bound, r, first, dask_key_name=f"replication-{r}-{key}")
             for r in range(1, s.replications)
         ]
-        tasks.append(
-            dask.delayed(_search_result)(mix, c, s, bound, first, *later, dask_key_name=f"search-{key}")
-        )
+        tasks.append(dask.delayed(_search_result)(c, s, bound, first, *later, dask_key_name=f"search-{key}"))
     return tasks
 
 
