@@ -360,7 +360,8 @@ def _saturated_run(boundary):
 
 
 def test_probing_the_top_answers_a_system_that_holds_there_without_a_walk():
-    """Where ``start`` holds, ``probe_high`` runs ``high`` next: a system holding at 4 is answered after
+    """Where ``start`` holds with its busiest component saturated (the utilisation law cannot say where to
+    go, and the walk would double), ``probe_high`` runs ``high`` next: a system holding at 4 is answered after
     two runs (the walk doubles 1, 2, 4 without it); one failing at 4 has its walk bounded there (1, 4,
     then 2, whose doubling would land on 4, so the bisection starts from [2, 4]); one failing at
     ``start`` is not probed (an overloaded system is slow to simulate at ``high``). The answers are the
@@ -381,6 +382,11 @@ def test_probing_the_top_answers_a_system_that_holds_there_without_a_walk():
     assert runs[:3] == [1.0, 2.0, 4.0] and probed[:3] == [1.0, 4.0, 2.0]
     assert len(probed) == len(runs) and with_probe == pytest.approx(without)
     assert first_runs(0.5, True)[1][:2] == [1.0, 0.5]  # fails at start: down, no probe
+    # where the utilisation law places the saturation point (a component 50 % busy at 1: at 2), its step
+    # is taken, not the probe
+    with pytest.raises(OutsideBracket) as caught:
+        headroom(_fake_run(lambda seed: 5.0), level, probe_high=True, **kw)
+    assert caught.value.evaluations["multiplier"].to_list() == [1.0, 2.0, 4.0]
 
 
 def test_a_run_out_of_its_valid_range_at_two_checks_running_stops_and_is_never_called_met():

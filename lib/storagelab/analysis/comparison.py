@@ -20,7 +20,7 @@ then *at least* that much).
 
 Each candidate's search is a headroom search over the mix's multiplier (:mod:`storagelab.analysis.headroom`):
 its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
-once the mix as given holds), then its later ones side by side, each from the first's final bracket, as Dask tasks
+where the mix as given holds with a component already saturated), then its later ones side by side, each from the first's final bracket, as Dask tasks
 on one process per core, deterministic by seed.
 """
 
@@ -200,8 +200,9 @@ def _replication(
     first: Replication | dict[str, Any] | None,
 ) -> Replication | dict[str, Any]:
     """Replication ``r`` of ``c``'s search (one band of a curve) on seed ``s.seed + r``: the first
-    (``first`` None) from ``s.start``, probing ``s.high`` once the start holds (an architecture that holds
-    the mix there is answered in two runs, not a walk); a later one from the first's final bracket (two
+    (``first`` None) from ``s.start``, probing ``s.high`` where the start holds with a component already
+    saturated (an architecture that holds the mix there is answered in two runs, not a walk of doublings);
+    a later one from the first's final bracket (two
     runs where its ends hold and fail again, as common random numbers make likely), so that the later
     replications of a search run side by side once the first is done. A search
     that ends without an answer (its data do not fit, or the service levels fail at ``low`` or hold at

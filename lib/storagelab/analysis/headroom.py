@@ -294,6 +294,14 @@ class OutsideBracket(ValueError):
         self.bottleneck, self.bottleneck_utilisation = bottleneck, bottleneck_utilisation
 
 
+def _places_saturation(utilisation: float, tolerance: float) -> bool:
+    """Whether the busiest component's ``utilisation`` (0..1) at a multiplier ``m`` that held says where it
+    saturates (at ``m / utilisation``) further than ``m x (1 + 2 x tolerance)``: not when it is unknown or
+    already near 1 (a closed loop holding at saturation, or background work such as a write log's destage
+    keeping it busy at any load)."""
+    return utilisation > 0 and math.isfinite(utilisation) and 1 / utilisation > 1 + 2 * tolerance
+
+
 @dataclass(frozen=True)
 class Replication:
     """One replication of a headroom search (seed ``seed``): its ``answer`` (the geometric middle of its
@@ -339,7 +347,8 @@ def search_replication(
 ) -> Replication:
     """One replication of :func:`headroom` (its arguments), on seed ``seed``: the bracket found from
     ``start`` (up by the utilisation law, down by halving; with ``probe_high``, ``high`` run next where
-    ``start`` holds), or, with ``warm`` (not with ``integer``), from an earlier replication's result:
+    ``start`` holds and its busiest component's utilisation cannot place the saturation point), or, with
+    ``warm`` (not with ``integer``), from an earlier replication's result:
     its answer, stepping by ``(1 + tolerance)**2``, or its final bracket ``(lo, hi)``, from ``lo`` stepping
     by ``hi / lo`` (where ``lo`` holds and ``hi`` fails again, two runs find the bracket), each step
     squared after the first; then bisected to ``tolerance``.
@@ -384,7 +393,7 @@ def search_replication(
         if step is not None:
             return min(highest, m * step)
         u = seen[m][4]
-        if not (u > 0 and math.isfinite(u)) or not m / u > m * (1 + 2 * tolerance):
+        if not _places_saturation(u, tolerance):
             nxt = min(highest, 2 * m)
         else:
             nxt = highest if m / u * (1 + tolerance) >= highest else m / u
@@ -403,7 +412,12 @@ def search_replication(
         first = math.floor(first)
     if first is not None and not integer:  # walk out from the first multiplier to a bracket
         if evaluate(first):
-            if probe_high and warm is None and evaluate(highest):
+            if (
+                probe_high
+                and warm is None
+                and not _places_saturation(seen[first][4], tolerance)
+                and evaluate(highest)
+            ):
                 first = highest  # holds at the top: the bracket check below says so
             lo, factor = first, step
             while lo < highest and evaluate(nxt := up_from(lo, factor)):
@@ -505,11 +519,13 @@ def headroom(
     down by halving, so runs far past the answer, the costly ones, are not made; every later replication
     starts at the geometric mean of the answers before it and steps by ``(1 + tolerance)**2``, squared
     at each step (whole multipliers: every replication doubles or halves from ``start``). With
-    ``probe_high`` (and ``start``, not ``integer``), where ``start`` holds, the first replication runs
-    ``high`` next: a system that holds there is answered without a walk up to it, and one that fails there
-    bounds the walk (a step that would land within ``1 + 2 x tolerance`` of ``high`` goes to ``high``,
-    already run). Where ``start`` fails, nothing is probed: an overloaded system is slow to simulate at
-    ``high``, and the walk goes down. Each replication is :func:`search_replication`; :func:`combine`
+    ``probe_high`` (and ``start``, not ``integer``), where ``start`` holds with its busiest component too
+    busy for the utilisation law to say where it saturates (the walk would double), the first replication
+    runs ``high`` next: a system that holds there is answered without a walk up to it, and one that fails
+    there bounds the walk (a step that would land within ``1 + 2 x tolerance`` of ``high`` goes to
+    ``high``, already run). Where ``start`` fails, or the law places the saturation point, nothing is
+    probed: a run far past the answer is slow to simulate (an overloaded system's queues grow), and the
+    law's step is the better next run. Each replication is :func:`search_replication`; :func:`combine`
     makes the answer of them.
     Raises :class:`OutsideBracket` (with every run so far) when the service levels already fail at ``low``
     or still hold at ``high``."""
