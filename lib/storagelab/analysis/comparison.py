@@ -20,8 +20,8 @@ then *at least* that much).
 
 Each candidate's search is a headroom search over the mix's multiplier (:mod:`storagelab.analysis.headroom`):
 its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
-where the mix as given holds with a component already saturated), then its later ones side by side, each from the first's final bracket, as Dask tasks
-on one process per core, deterministic by seed.
+where the mix as given holds with a component already saturated), then its later ones side by side, each from
+the first's final bracket, as Dask tasks on one process per core, deterministic by seed.
 """
 
 from __future__ import annotations

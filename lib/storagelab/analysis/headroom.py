@@ -529,13 +529,9 @@ def headroom(
     makes the answer of them.
     Raises :class:`OutsideBracket` (with every run so far) when the service levels already fail at ``low``
     or still hold at ``high``."""
-    if levels and (
-        not 0 < low < high or replications < 2 or not 0 < tolerance < 1 or not 0.5 < confidence < 1
-    ):
-        raise ValueError(
-            "headroom needs 0 < low < high, replications >= 2, 0 < tolerance < 1, 0.5 < confidence < 1"
-        )
     _check_search(levels, low, high, start, tolerance)
+    if replications < 2 or not 0.5 < confidence < 1:
+        raise ValueError("headroom needs replications >= 2 and 0.5 < confidence < 1")
     done: list[Replication] = []
     for r in range(replications):
         answers = [d.answer for d in done]
