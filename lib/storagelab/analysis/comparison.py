@@ -20,8 +20,9 @@ then *at least* that much).
 
 Each candidate's search is a headroom search over the mix's multiplier (:mod:`storagelab.analysis.headroom`):
 its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
-where the mix as given holds with a component already saturated), then its later ones side by side, each from
-the first's final bracket, as Dask tasks on one process per core, deterministic by seed.
+where the mix as given holds with a component already saturated; where runs are long, from the bracket of a
+pilot search of short runs), then its later ones side by side, each from the first's final bracket, as Dask
+tasks on one process per core, deterministic by seed.
 """
 
 from __future__ import annotations
@@ -159,9 +160,9 @@ class Settings:
     (``python -m storagelab.verify.headroom_coverage --cases mm1-mean --replications 2 3 4 5 --tolerance
     0.1``). ``early_stop``: a run whose outcome is already clear ends early
     (:class:`~storagelab.analysis.headroom.ClearOutcome`). ``pilot_s``: where runs are at least twice as
-    long as this, a *pilot* search with runs this long (the warm-up scaled alike) is made first, and every
-    replication starts from its final bracket instead of walking from ``start`` (0: no pilot); the pilot's
-    runs are kept (``pilot`` in the evaluations) but never enter the headroom."""
+    long as this, a *pilot* search with runs this long (the warm-up scaled alike) is made first, and the
+    first replication starts from its final bracket instead of walking from ``start`` (0: no pilot); the
+    pilot's runs are kept (``pilot`` in the evaluations) but never enter the headroom."""
 
     duration_s: float = 2.0
     warmup_s: float = 0.5
@@ -227,10 +228,10 @@ def _replication(
     replications of a search run side by side once the first is done. A search
     that ends without an answer (its data do not fit, or the service levels fail at ``low`` or hold at
     ``high``) gives its finished row instead (a dict, as :func:`_search` returns), which the later
-    replications pass on without running. With ``pilot``, ``first`` is the pilot search (:func:`_pilot`):
-    every replication starts from its bracket; where the pilot's short runs found none (the levels failed at
-    ``low`` or held at ``high``: long runs may not), each walks from ``s.start`` instead; where the data do
-    not fit, that row is passed on."""
+    replications pass on without running. With ``pilot``, ``first`` is the pilot search (:func:`_pilot`)
+    and this the first replication: it starts from the pilot's final bracket; where the pilot's short runs
+    found none (the levels failed at ``low`` or held at ``high``: long runs may not), it walks from
+    ``s.start`` as without a pilot; where the data do not fit, that row is passed on."""
     if pilot and isinstance(first, dict) and first["row"]["status"] != "cannot host":
         first = None
     if isinstance(first, dict):
@@ -317,12 +318,9 @@ def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str
     """One candidate's headroom (one band of a curve), as a row and its evaluations: its pilot (where ``s``
     makes one) and replications one after another here (:func:`search_tasks` runs them as tasks)."""
     pilot = _pilot(mix, c, s, bound)
-    if pilot is not None:
-        reps = [_replication(mix, c, s, bound, r, pilot, pilot=True) for r in range(s.replications)]
-        return _search_result(c, s, bound, pilot, *reps)
-    first = _replication(mix, c, s, bound, 0, None)
+    first = _replication(mix, c, s, bound, 0, pilot, pilot=pilot is not None)
     later = [_replication(mix, c, s, bound, r, first) for r in range(1, s.replications)]
-    return _search_result(c, s, bound, None, first, *later)
+    return _search_result(c, s, bound, pilot, first, *later)
 
 
 def bottleneck_capacity(result: Comparison) -> pl.Series:
@@ -508,8 +506,9 @@ class Comparison:
 
 def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings) -> list[Any]:
     """The Dask tasks of :func:`compare`: per candidate (a published curve: per band), in the order given,
-    its first replication, then its later ones side by side (each starts from the first's final bracket), then
-    the row made of them. The first replications start in the order given with the published curves (one
+    its pilot search where runs are long (:attr:`Settings.pilot`), its first replication (from the pilot's
+    bracket), then its later ones side by side (each starts from the first's final bracket), then the row
+    made of them. The first replications start in the order given with the published curves (one
     station each: the cheap searches) last, and a search's later replications start as soon as its first
     is done, ahead of other searches' first replications, so that a long search is not left to the end
     while a process idles: Dask orders a graph by its keys and runs a task's dependents first, which
@@ -522,25 +521,18 @@ def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings)
     tasks = []
     for i, (c, bound) in enumerate(searches):
         key = f"{len(searches) - rank[i]:04d}"
-        if s.pilot is not None:
-            pilot = dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{key}")
-            reps = [
-                dask.delayed(_replication)(
-                    mix, c, s, bound, r, pilot, True, dask_key_name=f"replication-{r}-{key}"
-                )
-                for r in range(s.replications)
-            ]
-            tasks.append(
-                dask.delayed(_search_result)(c, s, bound, pilot, *reps, dask_key_name=f"search-{key}")
-            )
-            continue
-        first = dask.delayed(_replication)(mix, c, s, bound, 0, None, dask_key_name=f"replication-0-{key}")
+        pilot = (
+            None if s.pilot is None else dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{key}")
+        )
+        first = dask.delayed(_replication)(
+            mix, c, s, bound, 0, pilot, pilot is not None, dask_key_name=f"replication-0-{key}"
+        )
         later = [
             dask.delayed(_replication)(mix, c, s, bound, r, first, dask_key_name=f"replication-{r}-{key}")
             for r in range(1, s.replications)
         ]
         tasks.append(
-            dask.delayed(_search_result)(c, s, bound, None, first, *later, dask_key_name=f"search-{key}")
+            dask.delayed(_search_result)(c, s, bound, pilot, first, *later, dask_key_name=f"search-{key}")
         )
     return tasks
 
