@@ -258,8 +258,8 @@ def _replication(
 
 def _pilot(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> Replication | dict[str, Any] | None:
     """The pilot search of ``c`` (one band of a curve) with the short runs of ``s.pilot``, on seed
-    ``s.seed``: a bracket for every replication to start from (:func:`_replication`), or None where
-    ``s`` makes no pilot."""
+    ``s.seed``: the bracket the first replication starts from (:func:`_replication`), or None where ``s``
+    makes no pilot."""
     short = s.pilot
     return None if short is None else _replication(mix, c, short, bound, 0, None)
 
@@ -291,7 +291,7 @@ def _search_result(
         if isinstance(rep, dict):
             row, ev = rep["row"], rep["evaluations"]
             if done and ev is not None:
-                earlier = pl.DataFrame([row for d in done for row in d.evaluations])
+                earlier = pl.DataFrame([run for d in done for run in d.evaluations])
                 ev = pl.concat([earlier, ev], how="vertical_relaxed")
             break
         done.append(rep)
