@@ -122,19 +122,72 @@ def test_compare_finds_the_closed_form_headroom_of_a_published_response_time_law
     assert wide["headroom"][0] == pytest.approx(top / base, rel=0.03)
 
 
-def test_the_replication_tasks_give_what_the_searches_run_here_give():
-    """compare's tasks (each search's first replication, then its later ones side by side, on two
-    processes) give the rows and the runs that running each search's replications one after another in
+@pytest.mark.parametrize("pilot_s", [2.0, 0.0])
+def test_the_replication_tasks_give_what_the_searches_run_here_give(pilot_s):
+    """compare's tasks (each search's pilot, or first replication, then its replications side by side, on
+    two processes) give the rows and the runs that running each search's replications one after another in
     this process gives: the same seeds, the same starts."""
     mix = WorkloadMix.from_mapping({"name": "mail", "classes": [
         {"name": "mail", "workload": "exchange", "size": 10_000, "service_level": {"metric": "mean_ms", "limit_ms": 15.0}}]})  # fmt: skip
-    settings = Settings(duration_s=4.0, warmup_s=1.0, replications=3, low=0.125, high=4.0, tolerance=0.05)
+    settings = Settings(duration_s=4.0, warmup_s=1.0, replications=3, low=0.125, high=4.0, tolerance=0.05,
+                        pilot_s=pilot_s)  # fmt: skip
     curve = Candidate("DS5020 curve", curve="ds5020_response_time/Jetstress")
     result = compare(mix, [curve], settings, scheduler="processes", workers=2)
     here = [_search(mix, curve, settings, bound) for bound in ("fit", "lower", "upper")]
     assert result.rows == [h["row"] for h in here]
     assert all(a.equals(h["evaluations"]) for a, h in zip(result.runs, here, strict=True))
     assert result.runs[0]["seed"].unique().sort().to_list() == [1, 2, 3]
+    assert result.runs[0]["pilot"].any() == (pilot_s > 0)
+
+
+def test_a_pilot_of_short_runs_brackets_every_replication_and_never_enters_the_headroom():
+    """With runs at least twice ``pilot_s`` long, a pilot search of short runs is made first and the first
+    replication starts from its final bracket (the later ones from the first's, as without a pilot): the
+    search makes fewer long runs than without the pilot, and each answer lies in the other's interval. The
+    pilot's runs are in the evaluations, marked, and not in the latency chart's data."""
+    from dataclasses import replace
+
+    mix = WorkloadMix.from_mapping({"name": "mail", "classes": [
+        {"name": "mail", "workload": "exchange", "size": 10_000, "service_level": {"metric": "mean_ms", "limit_ms": 15.0}}]})  # fmt: skip
+    curve = Candidate("DS5020 curve", curve="ds5020_response_time/Jetstress")
+    settings = Settings(duration_s=4.0, warmup_s=1.0, replications=3, low=0.125, high=4.0, tolerance=0.05)
+    assert settings.pilot == replace(settings, duration_s=2.0, warmup_s=0.5, pilot_s=0.0)
+    guided = _search(mix, curve, settings, "fit")
+    alone = _search(mix, curve, replace(settings, pilot_s=0.0), "fit")
+    ev = guided["evaluations"]
+    pilot, runs = ev.filter(pl.col("pilot")), ev.filter(~pl.col("pilot"))
+    assert pilot.height and pilot["run_s"].max() <= 2.0 and runs["run_s"].max() == 4.0
+    assert not alone["evaluations"]["pilot"].any()
+    tried = pilot["multiplier"].to_list()
+    lo = max(m for m in tried if pilot.filter(pl.col("multiplier") == m)["ratio"].max() <= 1.0)
+    first = runs.filter(pl.col("seed") == 1)
+    assert first["multiplier"][0] == lo
+    held = first.group_by("multiplier").agg(pl.col("ratio").max()).filter(pl.col("ratio") <= 1.0)
+    for seed in (2, 3):  # from the first replication's bracket
+        assert runs.filter(pl.col("seed") == seed)["multiplier"][0] == held["multiplier"].max()
+    assert runs.height < alone["evaluations"].height
+    a, b = guided["row"], alone["row"]
+    assert a["status"] == b["status"] == "found"
+    assert b["low"] <= a["headroom"] <= b["high"] and a["low"] <= b["headroom"] <= a["high"]
+    chart = Comparison(mix, [curve], settings, [a], [ev]).latency_chart()
+    assert len(chart.data) == runs.n_unique("multiplier")
+
+
+def test_a_pilot_without_a_bracket_leaves_each_replication_to_walk_and_one_that_cannot_host_ends_it():
+    from storagelab.analysis.comparison import _replication
+
+    mix = WorkloadMix.from_mapping({"name": "mail", "classes": [
+        {"name": "mail", "workload": "exchange", "size": 10_000, "service_level": {"metric": "mean_ms", "limit_ms": 15.0}}]})  # fmt: skip
+    curve = Candidate("DS5020 curve", curve="ds5020_response_time/Jetstress")
+    settings = Settings(duration_s=4.0, warmup_s=1.0, replications=2, low=0.125, high=4.0, tolerance=0.05)
+    held = {"row": {"status": "holds at the highest load"}, "evaluations": None}
+    walked = _replication(mix, curve, settings, "fit", 0, held, pilot=True)
+    assert walked.evaluations[0]["multiplier"] == settings.start and walked.evaluations[0]["seed"] == 1
+    cannot = {"row": {"status": "cannot host"}, "evaluations": None}
+    assert _replication(mix, curve, settings, "fit", 0, cannot, pilot=True) is cannot
+    with pytest.raises(ValueError, match="pilot_s must be >= 0"):
+        Settings(pilot_s=-1.0)
+    assert Settings(duration_s=3.9).pilot is None and Settings(duration_s=10.0, pilot_s=0.0).pilot is None
 
 
 def test_bad_candidates_are_refused_before_any_run():
@@ -269,3 +322,12 @@ def test_searches_start_in_the_order_given_with_published_curves_last():
     first_preset = keys[3].removeprefix("search-")
     assert runs[0] == f"replication-0-{first_preset}"
     assert set(runs[1:3]) == {f"replication-{r}-{first_preset}" for r in (1, 2)}
+    # with a pilot search (long runs): the pilot, the first replication, the later ones, then the next pilot
+    graph = {}
+    for t in search_tasks(mix, given, Settings(duration_s=10.0, warmup_s=2.0)):
+        graph.update(dict(t.__dask_graph__()))
+    priority = order(graph)
+    started = [k for k in sorted(graph, key=priority.__getitem__) if not str(k).startswith("search-")]
+    assert started[:2] == [f"pilot-{first_preset}", f"replication-0-{first_preset}"]
+    assert set(started[2:4]) == {f"replication-{r}-{first_preset}" for r in (1, 2)}
+    assert started[4] == f"pilot-{keys[4].removeprefix('search-')}"

@@ -401,6 +401,20 @@ def test_ds5020_drive_names_say_drive_whatever_the_device():
     assert not [n for n in default if any(w in n for w in ("15K", "FC/SAS", "SAS ", "NL-SAS"))]
 
 
+def test_vsan_names_its_processor_by_the_study_only_while_its_cores_and_clock_are_the_studys():
+    def cpu_stage(**overrides: object) -> str:
+        table = vsan("hybrid Xeon E5 v2", **overrides).capacities()
+        return table.filter(pl.col("stage") == "host CPU cores")["hardware"][0]
+
+    assert cpu_stage() == "2 x Intel Xeon E5-2690 v2: 20 cores at 3 GHz per host"
+    # the envelope's launch-test hosts: 8 cores at 2.6 GHz are not an E5-2690 v2's, so it is not named as one
+    launch = cpu_stage(cores_per_socket=8, core_clock=2.6)
+    assert launch.startswith("2 x Intel processor in place of the Xeon E5-2690 v2 (10 cores at 3 GHz)")
+    assert launch.endswith(": 16 cores at 2.6 GHz per host")
+    slower = cpu_stage(core_clock=2.0)
+    assert "in place of" in slower and slower.endswith(": 20 cores at 2 GHz per host")
+
+
 # -- capacities from hardware (issue 35) -----------------------------------------------------------------
 
 

@@ -20,8 +20,9 @@ then *at least* that much).
 
 Each candidate's search is a headroom search over the mix's multiplier (:mod:`storagelab.analysis.headroom`):
 its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
-where the mix as given holds with a component already saturated), then its later ones side by side, each from
-the first's final bracket, as Dask tasks on one process per core, deterministic by seed.
+where the mix as given holds with a component already saturated; where runs are long, from the bracket of a
+pilot search of short runs), then its later ones side by side, each from the first's final bracket, as Dask
+tasks on one process per core, deterministic by seed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import altair as alt
@@ -158,7 +159,10 @@ class Settings:
     with two, the t factor is 12.7 and the interval is several times wider for two thirds of the cost
     (``python -m storagelab.verify.headroom_coverage --cases mm1-mean --replications 2 3 4 5 --tolerance
     0.1``). ``early_stop``: a run whose outcome is already clear ends early
-    (:class:`~storagelab.analysis.headroom.ClearOutcome`)."""
+    (:class:`~storagelab.analysis.headroom.ClearOutcome`). ``pilot_s``: where runs are at least twice as
+    long as this, a *pilot* search with runs this long (the warm-up scaled alike) is made first, and the
+    first replication starts from its final bracket instead of walking from ``start`` (0: no pilot); the
+    pilot's runs are kept (``pilot`` in the evaluations) but never enter the headroom."""
 
     duration_s: float = 2.0
     warmup_s: float = 0.5
@@ -170,6 +174,22 @@ class Settings:
     seed: int = 1
     confidence: float = 0.95
     early_stop: bool = True
+    pilot_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not self.pilot_s >= 0:
+            raise ValueError(
+                f"pilot_s must be >= 0 simulated seconds (0: no pilot search), got {self.pilot_s!r}"
+            )
+
+    @property
+    def pilot(self) -> Settings | None:
+        """The settings of the pilot search (short runs, the warm-up scaled alike), or None where runs are
+        shorter than twice ``pilot_s`` (a pilot would cost about as much as the search it guides)."""
+        if not self.pilot_s or self.duration_s < 2 * self.pilot_s:
+            return None
+        share = self.pilot_s / self.duration_s
+        return replace(self, duration_s=self.pilot_s, warmup_s=self.warmup_s * share, pilot_s=0.0)
 
 
 def candidate_run(
@@ -198,6 +218,7 @@ def _replication(
     bound: str,
     r: int,
     first: Replication | dict[str, Any] | None,
+    pilot: bool = False,
 ) -> Replication | dict[str, Any]:
     """Replication ``r`` of ``c``'s search (one band of a curve) on seed ``s.seed + r``: the first
     (``first`` None) from ``s.start``, probing ``s.high`` where the start holds with a component already
@@ -207,7 +228,12 @@ def _replication(
     replications of a search run side by side once the first is done. A search
     that ends without an answer (its data do not fit, or the service levels fail at ``low`` or hold at
     ``high``) gives its finished row instead (a dict, as :func:`_search` returns), which the later
-    replications pass on without running."""
+    replications pass on without running. With ``pilot``, ``first`` is the pilot search (:func:`_pilot`)
+    and this the first replication: it starts from the pilot's final bracket; where the pilot's short runs
+    found none (the levels failed at ``low`` or held at ``high``: long runs may not), it walks from
+    ``s.start`` as without a pilot; where the data do not fit, that row is passed on."""
+    if pilot and isinstance(first, dict) and first["row"]["status"] != "cannot host":
+        first = None
     if isinstance(first, dict):
         return first
     _, placement = _topology(c, bound)
@@ -230,6 +256,14 @@ def _replication(
         return {"row": row, "evaluations": err.evaluations}
 
 
+def _pilot(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> Replication | dict[str, Any] | None:
+    """The pilot search of ``c`` (one band of a curve) with the short runs of ``s.pilot``, on seed
+    ``s.seed``: the bracket the first replication starts from (:func:`_replication`), or None where ``s``
+    makes no pilot."""
+    short = s.pilot
+    return None if short is None else _replication(mix, c, short, bound, 0, None)
+
+
 def _row(c: Candidate, bound: str, **found: Any) -> dict[str, Any]:
     """A row of the comparison's table: the candidate, its kind, the band searched, and what was found."""
     return {
@@ -241,35 +275,52 @@ def _row(c: Candidate, bound: str, **found: Any) -> dict[str, Any]:
 
 
 def _search_result(
-    c: Candidate, s: Settings, bound: str, *replications: Replication | dict[str, Any]
+    c: Candidate,
+    s: Settings,
+    bound: str,
+    pilot: Replication | dict[str, Any] | None,
+    *replications: Replication | dict[str, Any],
 ) -> dict[str, Any]:
     """One candidate's headroom (one band of a curve) from its replications, as a row and its evaluations:
     the interval of :func:`~storagelab.analysis.headroom.combine`, or the row of the first replication
-    that ended without an answer, with the runs of every replication before it."""
+    that ended without an answer, with the runs of every replication before it; the ``pilot`` search's runs
+    first, marked ``pilot`` (they never enter the interval)."""
     done: list[Replication] = []
+    row, ev = None, None
     for rep in replications:
         if isinstance(rep, dict):
-            ev = rep["evaluations"]
+            row, ev = rep["row"], rep["evaluations"]
             if done and ev is not None:
-                earlier = pl.DataFrame([row for d in done for row in d.evaluations])
+                earlier = pl.DataFrame([run for d in done for run in d.evaluations])
                 ev = pl.concat([earlier, ev], how="vertical_relaxed")
-            label = {"architecture": pl.lit(c.label), "bound": pl.lit(bound)}
-            return {"row": rep["row"], "evaluations": None if ev is None else ev.with_columns(**label)}
+            break
         done.append(rep)
-    h = combine(done, low=s.low, high=s.high, confidence=s.confidence)
-    status = "at least (the published range ends)" if h.censored else "found"
-    row = _row(c, bound, headroom=h.mean, low=h.low, high=h.high, status=status, fails_first=h.fails_first,
-               bottleneck=h.bottleneck, bottleneck_utilisation=h.bottleneck_utilisation)  # fmt: skip
-    ev = h.evaluations.with_columns(architecture=pl.lit(c.label), bound=pl.lit(bound))
-    return {"row": row, "evaluations": ev}
+    else:
+        h = combine(done, low=s.low, high=s.high, confidence=s.confidence)
+        status = "at least (the published range ends)" if h.censored else "found"
+        row = _row(c, bound, headroom=h.mean, low=h.low, high=h.high, status=status, fails_first=h.fails_first,
+                   bottleneck=h.bottleneck, bottleneck_utilisation=h.bottleneck_utilisation)  # fmt: skip
+        ev = h.evaluations
+    if ev is not None:
+        ev = ev.with_columns(pilot=pl.lit(False))
+    if isinstance(pilot, Replication):
+        ran = pl.DataFrame(list(pilot.evaluations)).with_columns(pilot=pl.lit(True))
+    else:
+        ran = None if pilot is None else pilot["evaluations"]
+        ran = None if ran is None else ran.with_columns(pilot=pl.lit(True))
+    if ran is not None:
+        ev = ran if ev is None else pl.concat([ran, ev], how="vertical_relaxed")
+    label = {"architecture": pl.lit(c.label), "bound": pl.lit(bound)}
+    return {"row": row, "evaluations": None if ev is None else ev.with_columns(**label)}
 
 
 def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
-    """One candidate's headroom (one band of a curve), as a row and its evaluations: its replications one
-    after another here (:func:`search_tasks` runs them as tasks)."""
-    first = _replication(mix, c, s, bound, 0, None)
+    """One candidate's headroom (one band of a curve), as a row and its evaluations: its pilot (where ``s``
+    makes one) and replications one after another here (:func:`search_tasks` runs them as tasks)."""
+    pilot = _pilot(mix, c, s, bound)
+    first = _replication(mix, c, s, bound, 0, pilot, pilot=pilot is not None)
     later = [_replication(mix, c, s, bound, r, first) for r in range(1, s.replications)]
-    return _search_result(c, s, bound, first, *later)
+    return _search_result(c, s, bound, pilot, first, *later)
 
 
 def bottleneck_capacity(result: Comparison) -> pl.Series:
@@ -318,7 +369,9 @@ class Comparison:
 
     def evaluations(self) -> pl.DataFrame:
         """Every run of every search: architecture, bound, seed, multiplier, service level, measured (ms),
-        limit (ms) and their ratio."""
+        limit (ms), their ratio, the run's simulated seconds (``run_s``: shorter where it stopped early),
+        whether every component stayed in its valid range, and whether it was the pilot's
+        (:attr:`Settings.pilot_s`)."""
         return pl.concat([r for r in self.runs if r is not None], how="vertical_relaxed")
 
     def given(self) -> pl.DataFrame:
@@ -419,7 +472,7 @@ class Comparison:
         floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
         from storagelab import charts
 
-        ev = self.evaluations().filter(pl.col("bound") == "fit")
+        ev = self.evaluations().filter((pl.col("bound") == "fit") & ~pl.col("pilot"))
         if labels is not None:
             ev = ev.filter(pl.col("architecture").is_in(list(labels)))
         ev = ev.group_by("architecture", "class", "service_level", "multiplier").agg(pl.col("ratio").mean())
@@ -453,8 +506,9 @@ class Comparison:
 
 def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings) -> list[Any]:
     """The Dask tasks of :func:`compare`: per candidate (a published curve: per band), in the order given,
-    its first replication, then its later ones side by side (each starts from the first's final bracket), then
-    the row made of them. The first replications start in the order given with the published curves (one
+    its pilot search where runs are long (:attr:`Settings.pilot`), its first replication (from the pilot's
+    bracket), then its later ones side by side (each starts from the first's final bracket), then the row
+    made of them. The first replications start in the order given with the published curves (one
     station each: the cheap searches) last, and a search's later replications start as soon as its first
     is done, ahead of other searches' first replications, so that a long search is not left to the end
     while a process idles: Dask orders a graph by its keys and runs a task's dependents first, which
@@ -467,12 +521,19 @@ def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings)
     tasks = []
     for i, (c, bound) in enumerate(searches):
         key = f"{len(searches) - rank[i]:04d}"
-        first = dask.delayed(_replication)(mix, c, s, bound, 0, None, dask_key_name=f"replication-0-{key}")
+        pilot = (
+            None if s.pilot is None else dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{key}")
+        )
+        first = dask.delayed(_replication)(
+            mix, c, s, bound, 0, pilot, pilot is not None, dask_key_name=f"replication-0-{key}"
+        )
         later = [
             dask.delayed(_replication)(mix, c, s, bound, r, first, dask_key_name=f"replication-{r}-{key}")
             for r in range(1, s.replications)
         ]
-        tasks.append(dask.delayed(_search_result)(c, s, bound, first, *later, dask_key_name=f"search-{key}"))
+        tasks.append(
+            dask.delayed(_search_result)(c, s, bound, pilot, first, *later, dask_key_name=f"search-{key}")
+        )
     return tasks
 
 

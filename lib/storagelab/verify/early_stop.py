@@ -1,6 +1,8 @@
 """How often ending a headroom search's runs early changes a decision: every run of a comparison that
 :class:`~storagelab.analysis.headroom.ClearOutcome` stopped is run again to its end, and the two
 decisions (every service level met with every component in its valid range, or not) are set side by side.
+A pilot search's runs (:attr:`~storagelab.analysis.comparison.Settings.pilot_s`), which only choose where
+the replications start and never enter a headroom, are not checked.
 
     python -m storagelab.verify.early_stop [params file]   # default: params/19-compare-architectures.yaml
 
@@ -34,7 +36,7 @@ def stopped_against_full(params_file: Path) -> pl.DataFrame:
     result = compare(mix, candidates, settings)
     runs = (
         result.evaluations()
-        .filter(pl.col("run_s") < settings.duration_s)
+        .filter(~pl.col("pilot") & (pl.col("run_s") < settings.duration_s))  # the pilot's runs are shorter
         .group_by("architecture", "bound", "seed", "multiplier", maintain_order=True)
         .agg(pl.col("run_s").first(), pl.col("in_range").all(), stopped_worst=pl.col("ratio").max())
     )

@@ -340,7 +340,9 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     )
     stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
     datastore = Path("datastore", [stack, cluster])
-    cpu = PROCESSORS[configuration][0]
+    cpu, spec_cores, spec_clock = PROCESSORS[configuration]
+    if (p["cores_per_socket"].value, p["core_clock"].value) != (spec_cores, spec_clock):  # overridden: say so
+        cpu = f"processor in place of the {cpu} ({spec_cores} cores at {spec_clock:g} GHz)"
     stages = [
         Stage("host 10 GbE port", roles["host links"], "Intel X520-DA2, one 10 GbE port per host",
               cost=("host_link_rate",)),
