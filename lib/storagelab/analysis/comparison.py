@@ -472,7 +472,9 @@ class Comparison:
         floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
         from storagelab import charts
 
-        ev = self.evaluations().filter((pl.col("bound") == "fit") & ~pl.col("pilot"))
+        ev = self.evaluations().filter(pl.col("bound") == "fit")
+        if "pilot" in ev.columns:  # a pilot search's short runs only chose where a search started
+            ev = ev.filter(~pl.col("pilot"))
         if labels is not None:
             ev = ev.filter(pl.col("architecture").is_in(list(labels)))
         ev = ev.group_by("architecture", "class", "service_level", "multiplier").agg(pl.col("ratio").mean())
