@@ -140,7 +140,7 @@ def test_the_replication_tasks_give_what_the_searches_run_here_give(pilot_s):
     assert result.runs[0]["pilot"].any() == (pilot_s > 0)
 
 
-def test_a_pilot_of_short_runs_brackets_every_replication_and_never_enters_the_headroom():
+def test_a_pilot_of_short_runs_brackets_the_first_replication_and_never_enters_the_headroom():
     """With runs at least twice ``pilot_s`` long, a pilot search of short runs is made first and the first
     replication starts from its final bracket (the later ones from the first's, as without a pilot): the
     search makes fewer long runs than without the pilot, and each answer lies in the other's interval. The

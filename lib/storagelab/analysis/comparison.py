@@ -304,11 +304,11 @@ def _search_result(
     if ev is not None:
         ev = ev.with_columns(pilot=pl.lit(False))
     if isinstance(pilot, Replication):
-        ran = pl.DataFrame(list(pilot.evaluations)).with_columns(pilot=pl.lit(True))
+        ran = pl.DataFrame(list(pilot.evaluations))
     else:
         ran = None if pilot is None else pilot["evaluations"]
-        ran = None if ran is None else ran.with_columns(pilot=pl.lit(True))
     if ran is not None:
+        ran = ran.with_columns(pilot=pl.lit(True))
         ev = ran if ev is None else pl.concat([ran, ev], how="vertical_relaxed")
     label = {"architecture": pl.lit(c.label), "bound": pl.lit(bound)}
     return {"row": row, "evaluations": None if ev is None else ev.with_columns(**label)}
