@@ -1,5 +1,5 @@
 """A flash write log in steady state: writes are acknowledged by the log device and destaged to the
-capacity tier in address order, at the rate they arrive.
+capacity tier in address order, at the rate they bring new blocks into it.
 
 This is how a hyper-converged write buffer (Virtual SAN's, in its hybrid disk groups) handles writes
 once it has run for a while:
@@ -8,26 +8,35 @@ once it has run for a while:
 - the data not yet destaged stay in the log up to a *level* (Virtual SAN's log congestion low limit,
   ``lsoLogCongestionLowLimitGB``); an elevator process writes them to the capacity drives in address
   order, sweeping the written addresses from low to high and starting again (a circular scan);
-- at the level, every block written makes one block to destage, so the **capacity drives take the
-  write rate**; what destaging costs them depends on how close together the blocks of the sweep lie;
+- at the level, every block written that is not already in the log makes one block to destage, so the
+  **capacity drives take the write rate less the overwrites the log absorbs**; what destaging costs them
+  depends on how close together the blocks of the sweep lie;
 - when the drives fall behind, the backlog grows past the level; beyond ``backlog_bytes`` more (the
   congestion high limit), a write is held until the backlog drains (congestion).
 
 A short run cannot replay the hours in which a real log fills to its level, so the log starts at its
-level: what the drives are given to destage is one block (or one IO of the written size) for each one
-written, at the addresses a sweep of that level would find. In steady state, blocks written uniformly
-at random over ``S`` bytes, swept round every ``T`` seconds, accumulate ahead of the sweep: just behind
-it nothing is dirty, just ahead of it what was written in the last ``T``. With the level ``L`` the
-average of that profile, the dirty share of the data just ahead of the sweep is ``d = 1 - exp(-x)``
-where ``1 - (1 - exp(-x)) / x = L / S`` (about ``2 L / S`` when ``L`` is small against ``S``). The sweep
-therefore meets a dirty run after a geometric number of clean ones (:meth:`WriteLog.density`). ``S``
-is the address range written so far (the highest written byte), so the same log serves a 15 GB or a
-240 GB data set.
+level: what the drives are given to destage is one block (or one IO of the written size) for each
+write that brings a block not already in the log, at the addresses a sweep of that level would find.
+In steady state, blocks written uniformly at random over ``S`` bytes, swept round every ``T`` seconds,
+accumulate ahead of the sweep: just behind it nothing is dirty, just ahead of it what was written in
+the last ``T``. With the level ``L`` the average of that profile, the dirty share of the data just
+ahead of the sweep is ``d = 1 - exp(-x)`` where ``1 - (1 - exp(-x)) / x = L / S`` (about ``2 L / S``
+when ``L`` is small against ``S``). The sweep therefore meets a dirty run after a geometric number of
+clean ones (:attr:`WriteLog.density`). ``S`` is the address range written so far (the highest written
+byte), so the same log serves a 15 GB or a 240 GB data set.
 
-Not modelled: overwrites of data still in the log (coalescing: the share of writes that find their
-block already in the log is about ``L / S``, 3 % for 8 GB over 240 GB), the reads of the log device
-that destaging makes, and a sequential writer's log (its destage is contiguous; here its IOs keep the
-written size but lie at the gaps a random writer's would).
+**Overwrites coalesce.** A write whose block is still in the log (not yet destaged) replaces it there
+and gives the drives nothing new to destage: at the level, a uniformly random write finds its block
+dirty with probability ``L / S`` (the dirty share), so the log destages ``1 - L / S`` of the writes, and
+none once the data fit below the level. This is the same steady state as the sweep's: the sweep cleans
+``d / x`` of a block per block written, ``(1 - exp(-x)) / x = 1 - L / S`` (a log that destaged every
+write would sweep ``x / d`` times too fast for the density it assumes). The first test of
+``tests/test_write_log.py`` simulates that sweep block by block, overwrites included. Which writes
+coalesce is drawn per write (the component's ``coalescing`` stream), 3 % of them for the Virtual SAN
+study's 8 GB over 240 GB per host, about half at its four VMs (15 GB per host).
+
+Not modelled: the reads of the log device that destaging makes, and a sequential writer's log (its
+destage is contiguous; here its IOs keep the written size but lie at the gaps a random writer's would).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from simpy.events import Event
 
 from storagelab.kernel.component import Component
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.randomness import variates
 
 
 def sweep_density(level_share: float) -> float:
@@ -101,6 +111,9 @@ class WriteLog(Component):
     def on_bind(self) -> None:
         self.span = 0  # highest byte written so far: the data the sweep goes over
         self.density = 1.0  # dirty share just ahead of the sweep, for that span
+        self.overwrite_share = 1.0  # share of writes that find their block in the log: L / S, at most 1
+        self._coalesce_draw = variates(self.ctx.streams.stream(f"{self.name}: coalescing"),
+                                       lambda g, n: g.random(n)).__next__  # fmt: skip
         self._cursor = -1  # next byte the sweep may destage (-1: not started)
         self._backlog = 0  # bytes acknowledged and not yet sent to the backend
         self._todo: deque[int] = deque()  # sizes of the writes to destage, in arrival order
@@ -108,7 +121,7 @@ class WriteLog(Component):
         self._in_flight = 0
 
     def reset_stats(self) -> None:
-        self.writes = self.destages = self.destaged_bytes = self.held = 0
+        self.writes = self.destages = self.destaged_bytes = self.held = self.coalesced = 0
         self.max_backlog = 0
 
     def submit(self, io: IORequest) -> Event:
@@ -119,6 +132,7 @@ class WriteLog(Component):
         if end > self.span:
             self.span = end
             self.density = sweep_density(self.level_bytes / end)
+            self.overwrite_share = min(1.0, self.level_bytes / end)
         done = Event(self.env)
         self.log.submit(io).callbacks.append(lambda _ev: self._logged(io, done))
         return done
@@ -137,7 +151,11 @@ class WriteLog(Component):
         return not self._backlog or self._backlog + size <= self.backlog_bytes
 
     def _admit(self, io: IORequest) -> None:
-        """Add a logged write's data to the destage work."""
+        """Add a logged write's data to the destage work, unless it overwrote a block still in the log
+        (drawn with probability :attr:`overwrite_share`)."""
+        if self._coalesce_draw() < self.overwrite_share:
+            self.coalesced += 1
+            return
         self._todo.append(io.size)
         self._backlog += io.size
         self.max_backlog = max(self.max_backlog, self._backlog)
@@ -180,6 +198,7 @@ class WriteLog(Component):
     def stats(self, elapsed: float) -> dict[str, float]:
         return {
             "writes": float(self.writes),
+            "coalesced_writes": float(self.coalesced),
             "destage_ios": float(self.destages),
             "held_writes": float(self.held),
             "max_backlog_mb": self.max_backlog / 1e6,

@@ -216,7 +216,8 @@ def destage_load(
     the preset parameter ``drive_ordering``: ``satf`` by access time, the preset's; ``elevator`` the
     LOOK elevator, seek distance only), the simulated IOPS, the
     utilisation of the host CPU cores (a stated per-IO cost on the datasheet cores) and of the 10K drives, each drive's read
-    misses and destage writes per second, the mean time a drive takes per IO, the writes the log held
+    misses and destage writes per second, the mean time a drive takes per IO, the share of writes the
+    log absorbed (overwrites of blocks it still held, which it does not destage), the writes the log held
     (congestion) and the share of IOs under 2 and 10 ms (means over the hosts and drives)."""
     rows = []
     for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
@@ -241,6 +242,8 @@ def destage_load(
                 "drive_reads_per_s": (drive_ios - destage) / drives / elapsed,
                 "drive_destage_writes_per_s": destage / drives / elapsed,
                 "drive_ms_per_io": float(stat("drives", "mean_service_ms").mean()),
+                "absorbed_writes_pct": 100 * float(stat("write logs", "coalesced_writes").sum())
+                / float(stat("write logs", "writes").sum()),
                 "held_writes": float(stat("write logs", "held_writes").sum()),
                 "under_2ms_pct": 100 * under[2.0], "under_10ms_pct": 100 * under[10.0],
             })  # fmt: skip
