@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from storagelab.verify import benchmark
@@ -62,3 +63,25 @@ def test_bench_against_a_revision_runs_both_checkouts_side_by_side(monkeypatch):
 def test_bench_against_refuses_what_it_cannot_run(revision, rounds, message):
     with pytest.raises(ValueError, match=message):
         benchmark.against_revision(revision, rounds=rounds)
+
+
+def test_per_io_costs_count_the_runs_events_and_calls_per_io():
+    """``bench --per-io``: the events per IO are the plain run's (the same scenario and seed run again here
+    gives the same count), each IO is issued once (the closed source's issue call counts one per IO,
+    exactly), the per-file rows add up to the functions', and a bad window is refused. No time is
+    asserted."""
+    from storagelab.verify.per_io import BUILTINS, per_io_costs
+
+    cost = per_io_costs(horizon=0.15, warmup=0.05, seed=2)
+    res, ios = benchmark.vsan_scenario_run()(0.15, 0.05, 2)
+    assert (cost.ios, cost.events_per_io) == (ios, res.events / ios)
+    sources = cost.by_function.filter(pl.col("file") == "kernel/sources.py")
+    issue = sources.filter(pl.col("function").str.starts_with("_issue:"))
+    assert issue["calls_per_io"].to_list() == [1.0]
+    assert cost.calls_per_io == pytest.approx(cost.by_function["calls_per_io"].sum())
+    assert cost.by_function["own_time_share"].sum() == pytest.approx(1.0)
+    files = cost.by_file["file"].to_list()
+    assert {"kernel/station.py", "kernel/event_loop.py", "components/write_log.py", BUILTINS} <= set(files)
+    assert 1 < cost.events_per_io < cost.calls_per_io
+    with pytest.raises(ValueError, match="horizon > warmup"):
+        per_io_costs(horizon=0.1, warmup=0.1)

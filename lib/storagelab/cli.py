@@ -191,15 +191,26 @@ def bench(
         typer.Option(help="instead: the storagelab rows here and at git revision AGAINST, alternately"),
     ] = None,
     rounds: Annotated[int, typer.Option(help="with --against: runs of each checkout")] = 5,
+    per_io: Annotated[
+        bool,
+        typer.Option("--per-io", help="instead: the Virtual SAN row's events, Python calls and time per IO"),
+    ] = False,
 ) -> None:
     """Simulated IOs per wall-second: storagelab beside Ciw and textbook SimPy models, on an M/M/4 queue
     and on a Virtual SAN calibration scenario; with --sweep, the speed-up of a sweep on two workers
-    over one; with --against REV, this checkout's storagelab rows beside the same rows at REV."""
+    over one; with --against REV, this checkout's storagelab rows beside the same rows at REV; with
+    --per-io, where the Virtual SAN scenario spends its time per IO, by source file."""
 
     from storagelab.verify.benchmark import against_revision, sweep_efficiency
     from storagelab.verify.benchmark import bench as run_bench
 
-    if against is not None:
+    if per_io:
+        from storagelab.verify.per_io import per_io_costs
+
+        cost = per_io_costs(horizon=0.5 if quick else 1.0, warmup=0.1 if quick else 0.2, seed=seed)
+        typer.echo(cost.summary())
+        table = cost.by_file
+    elif against is not None:
         try:
             table = against_revision(against, rounds=rounds, seed=seed)
         except ValueError as e:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ from tqdm.auto import tqdm
 from storagelab import theory
 from storagelab.components.cluster import ReplicatedCluster
 from storagelab.kernel.service import Exponential
-from storagelab.kernel.simulation import simulate
+from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.kernel.sources import ClosedSource, FixedSampler, OpenSource
 from storagelab.kernel.station import Station
 
@@ -165,19 +166,31 @@ VSAN_CONFIGURATION, VSAN_VMS = "all-flash NVMe", 64
 VSAN_SCENARIO = f"vSAN {VSAN_CONFIGURATION}, {VSAN_VMS} VMs (calibration scenario)"
 
 
-def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
-    """The Virtual SAN calibration scenario as the calibration runs it: the study's preset under its
-    Iometer workload (closed loop, QD1 per VM, 4 KiB 70 % random reads, writes on two hosts)."""
+def vsan_scenario_run() -> Callable[[float, float, int], tuple[SimulationResult, int]]:
+    """The Virtual SAN calibration scenario, built: a function of ``(horizon, warmup, seed)`` that runs
+    it (the study's preset under its Iometer workload: closed loop, QD1 per VM, 4 KiB 70 % random reads,
+    writes on two hosts) and returns the result and the IOs issued (warm-up included). Building the
+    preset is left out of what the function does, so a timer or profiler around it sees the run only."""
     from storagelab.studies.vsan.preset import vsan
     from storagelab.studies.vsan.workloads import vsan_iometer
 
     topology = vsan(VSAN_CONFIGURATION)
     sources = vsan_iometer(vms=VSAN_VMS).sources(topology.volumes)
+
+    def run(horizon: float, warmup: float, seed: int) -> tuple[SimulationResult, int]:
+        res = simulate(sources[0].target, sources, duration=horizon, warmup=warmup, seed=seed, progress=False)
+        return res, sum(s.issued_total for s in sources)
+
+    return run
+
+
+def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The Virtual SAN calibration scenario as the calibration runs it (:func:`vsan_scenario_run`)."""
+    run = vsan_scenario_run()
     t = time.perf_counter()
-    res = simulate(sources[0].target, sources, duration=horizon, warmup=warmup, seed=seed, progress=False)
+    res, issued = run(horizon, warmup, seed)
     wall = time.perf_counter() - t
-    mean = res.summary()["mean_ms"][0]
-    return BenchRow("storagelab", VSAN_SCENARIO, sum(s.issued_total for s in sources), wall, mean, None)
+    return BenchRow("storagelab", VSAN_SCENARIO, issued, wall, res.summary()["mean_ms"][0], None)
 
 
 def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:

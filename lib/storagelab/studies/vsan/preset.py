@@ -22,7 +22,8 @@ writes, so its log reaches 8 GB within the 30-minute ramp; the model's log is at
 start and destages one IO per write it takes that brings a block not already in it (an overwrite of a
 block still in the log is absorbed: 8 GB of the 240 GB each host holds at 64 VMs, about 3 % of the
 writes), at the addresses the sweep of an 8 GB log finds (a few blocks apart on the drive: cheap to a
-drive that orders by rotation, which SAS drives with tagged command queuing do). Above the level the backlog grows; at 12 GB writes are held (congestion).
+drive that orders by rotation, which SAS drives with tagged command queuing do). Above the level the
+backlog grows; at 12 GB writes are held (congestion).
 In the all-flash configuration writes land in a write log on the NVMe buffer, which destages them to
 the S3500 capacity SSDs by the same mechanism (the same 8 and 12 GB limits, set on these E5 v3 hosts
 too; at most 32 destage IOs queued per SSD, SATA's command queue), and reads come from the S3500s
