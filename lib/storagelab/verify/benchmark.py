@@ -170,7 +170,8 @@ def vsan_scenario_run() -> Callable[[float, float, int], tuple[SimulationResult,
     """The Virtual SAN calibration scenario, built: a function of ``(horizon, warmup, seed)`` that runs
     it (the study's preset under its Iometer workload: closed loop, QD1 per VM, 4 KiB 70 % random reads,
     writes on two hosts) and returns the result and the IOs issued (warm-up included). Building the
-    preset is left out of what the function does, so a timer or profiler around it sees the run only."""
+    preset is left out of what the function does, so a timer or profiler around it sees the run only.
+    Call it once: its components belong to that run (build another for the next)."""
     from storagelab.studies.vsan.preset import vsan
     from storagelab.studies.vsan.workloads import vsan_iometer
 
