@@ -115,7 +115,8 @@ class Path(Component):
     def submit(self, io: IORequest) -> Event:
         if self.passthrough:
             return self.stages[0].submit(io)
-        done = Event(self.env)
+        done = Event.__new__(Event)  # Event(self.env) without its __init__ call: a path per IO and copy
+        done.env, done.callbacks = self.env, []
         self.steps[0](io).callbacks.append(_Advance(self, io, done))
         return done
 

@@ -118,6 +118,18 @@ class PhaseSchedule:
         """Largest rate multiplier anywhere in the schedule (the envelope for thinning)."""
         return max(max(p.start_scale, p.final_scale) for p in self.phases)
 
+    @property
+    def silent_from(self) -> float:
+        """The time (s) from which the rate multiplier is 0 to the end of the schedule: the start of its
+        trailing phases whose multiplier is 0 throughout (``inf`` if the last phase is not one). A
+        source thinning by this schedule keeps no arrival after it."""
+        t = math.inf
+        for phase, start in zip(reversed(self.phases), reversed(self._starts), strict=True):
+            if phase.start_scale != 0 or phase.final_scale != 0:
+                break
+            t = start
+        return t
+
     def boundaries(self) -> tuple[float, ...]:
         """Phase start times and the end of the schedule (s): ``(0, t1, ..., duration)``."""
         return (*self._starts, self.duration)
