@@ -171,7 +171,8 @@ class Station(Component):
     # -- general path ----------------------------------------------------------------------------
     def _submit_general(self, io: IORequest) -> Event:
         env = self.env
-        ev = Event(env)
+        ev = Event.__new__(Event)  # Event(env), without its __init__ call
+        ev.env, ev.callbacks = env, []
         self.discipline.push([io, ev, env._now], env._now)
         self._dispatch()
         return ev
