@@ -170,7 +170,7 @@ class WriteLog(Component):
             self._in_flight += 1
             self.destages += 1
             address = self._next_address(size)
-            io = IORequest(False, size, address, cls="destage", submitted=self.env.now)
+            io = IORequest(False, size, address, cls="destage", submitted=self.env._now)
             self.backend.submit(io).callbacks.append(self._destaged)
 
     def _next_address(self, size: int) -> int:

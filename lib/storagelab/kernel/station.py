@@ -138,8 +138,9 @@ class Station(Component):
         self.service_time_done += s
         self.accepted += 1
         inflight = self._inflight
-        if inflight and inflight[0] <= now:
-            self._retire(now)
+        while inflight and inflight[0] <= now:  # self._retire(now), inline
+            heappop(inflight)
+            self.completed += 1
         heappush(inflight, done)
         return done
 
@@ -160,8 +161,9 @@ class Station(Component):
         self.service_time_done += s
         self.accepted += 1
         inflight = self._inflight
-        if inflight and inflight[0] <= now:
-            self._retire(now)
+        while inflight and inflight[0] <= now:  # self._retire(now), inline
+            heappop(inflight)
+            self.completed += 1
         heappush(inflight, done)
         ev = Event.__new__(Event)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
