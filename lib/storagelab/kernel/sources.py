@@ -242,19 +242,33 @@ class OpenSource(Source):
     def _arrive(self, _ev: Event) -> None:
         env, queue, gap, scale = self.env, self.env._queue, self._gap, self.rate_scale
         issue = self._issue_timed if self._timed is not None else self._issue
-        silent = self.silent_from
-        while True:
-            if scale is None or self._keep() * self.max_scale < scale(env._now):
+        shortcuts = self.shortcuts
+        if scale is None:  # every arrival is kept
+            while True:
+                issue()
+                t = env._now + gap()
+                if not shortcuts or not queue or queue[0][0] <= t:
+                    self._schedule(t)
+                    return
+                env._now = t  # nothing is scheduled before the next arrival: take it inline
+        keep, top, silent = self._keep, self.max_scale, self.silent_from
+        while True:  # thinning: a candidate is kept with probability rate_scale(now) / max_scale
+            if keep() * top < scale(env._now):
                 issue()
             t = env._now + gap()
             if t >= silent:  # rate_scale is 0 from here on: thinning would drop every later candidate
                 return
-            if not self.shortcuts or not queue or queue[0][0] <= t:
-                ev = Event.__new__(Event)  # completion_in(env, t - now, None), inlined
-                ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
-                heappush(queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
+            if not shortcuts or not queue or queue[0][0] <= t:
+                self._schedule(t)
                 return
-            env._now = t  # nothing is scheduled before the next arrival: take it inline
+            env._now = t
+
+    def _schedule(self, t: float) -> None:
+        """The next arrival, at ``t`` (s): completion_in(env, t - now, None) calling this source."""
+        env = self.env
+        ev = Event.__new__(Event)
+        ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
+        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
 
     # -- timed mode: latency known at arrival --------------------------------------------------------
     def _issue_timed(self) -> None:
