@@ -229,3 +229,56 @@ def test_after_plays_the_rest_of_the_schedule_from_zero(t):
 def test_phase_validation(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_silent_from_is_where_the_schedule_falls_to_zero_for_good():
+    """The start of the trailing phases whose multiplier is 0 throughout; inf when the schedule ends
+    busy, and a quiet phase in the middle does not count."""
+    storm = PhaseSchedule([ramp(12, 0, 1), steady(100, 1), ramp(12, 1, 0), steady(50, 0), steady(1e9, 0)])
+    assert storm.silent_from == 124
+    assert storm.rate_scale_at(storm.silent_from) == 0
+    assert storm.rate_scale_at(storm.silent_from - 1) > 0
+    assert PhaseSchedule([steady(10, 0), steady(10, 1)]).silent_from == math.inf
+    assert PhaseSchedule([steady(10, 1), ramp(10, 1, 0)]).silent_from == math.inf  # 0 only at its end
+    assert PhaseSchedule([steady(10, 0)]).silent_from == 0
+
+
+def test_an_open_source_stops_drawing_arrivals_in_the_silent_tail_with_the_same_ios():
+    """A storm then a long quiet window: with the schedule's silent_from the source issues the same IOs
+    at the same times (same seed), and asks the schedule nothing past the storm; without it, it keeps
+    drawing candidate arrivals that thinning drops, to the end of the run."""
+    from storagelab.kernel import FixedSampler, OpenSource, Station
+    from storagelab.kernel.service import Exponential
+    from storagelab.kernel.simulation import simulate
+
+    storm = PhaseSchedule([ramp(2, 0, 1), steady(3, 1), ramp(2, 1, 0), steady(1e9, 0)])
+    runs = {}
+    for silent in (storm.silent_from, math.inf):
+        asked: list[float] = []
+
+        def scale(t: float, asked: list[float] = asked) -> float:
+            asked.append(t)
+            return storm.rate_scale_at(t)
+
+        station = Station("disk", Exponential(0.002))
+        src = OpenSource("io", station, FixedSampler(), rate=200.0, rate_scale=scale,
+                         max_scale=storm.max_scale, silent_from=silent)  # fmt: skip
+        res = simulate(station, [src], duration=20.0, seed=3, progress=False)
+        runs[silent] = (src.issued_total, res.summary().rows(), max(asked))
+    (n1, rows1, last1), (n2, rows2, last2) = runs[storm.silent_from], runs[math.inf]
+    assert n1 == n2 > 500 and rows1 == rows2
+    assert last1 < storm.silent_from < 19 < last2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"silent_from": -1.0}, "silent_from must be a time >= 0 s"),
+     ({"silent_from": 5.0, "rate_scale": None}, "give it with a rate_scale")],
+)  # fmt: skip
+def test_open_source_silent_from_is_validated(kwargs, message):
+    from storagelab.kernel import FixedSampler, OpenSource, Station
+    from storagelab.kernel.service import Exponential
+
+    args = {"rate": 10.0, "rate_scale": lambda t: 1.0, "max_scale": 1.0} | kwargs
+    with pytest.raises(ValueError, match=message):
+        OpenSource("io", Station("disk", Exponential(0.002)), FixedSampler(), **args)

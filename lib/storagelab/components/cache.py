@@ -317,13 +317,13 @@ class WriteBackBuffer(Component):
 
     def reset_stats(self) -> None:
         if getattr(self, "_done", None):  # destages that ended before now belong to the warm-up
-            self._retire(self.env.now)
+            self._retire(self.env._now)
         self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
 
     def submit(self, io: IORequest) -> Event:
         done = self._done
-        if done and done[0][0] <= self.env.now:
-            self._retire(self.env.now)
+        if done and done[0][0] <= self.env._now:
+            self._retire(self.env._now)
         if io.is_read:
             self.reads += 1
             dirty = self._dirty_blocks
@@ -383,7 +383,7 @@ class WriteBackBuffer(Component):
             self._destaging = True
         if not self._destaging and not self._waiting:
             return
-        now = self.env.now
+        now = self.env._now
         while self._queue and self._in_flight < self.destage_concurrency:
             if self.flush_rate is not None and self._next_flush > now:
                 if not self._flush_timer:
@@ -465,13 +465,13 @@ class WriteBackBuffer(Component):
     def _wake(self, ev: Event) -> None:
         if ev._value == self._wake_at:
             self._wake_at = None
-        self._retire(self.env.now)
+        self._retire(self.env._now)
         self._admit_waiting()
         self._kick_timed()
 
     def stats(self, elapsed: float) -> dict[str, float]:
         if self._done:
-            self._retire(self.env.now)
+            self._retire(self.env._now)
         return {
             "writes": float(self.writes),
             "destaged": float(self.destaged),

@@ -151,17 +151,26 @@ class ReplicatedCluster(Component):
     def submit(self, io: IORequest) -> Event:
         if self.timed:
             env = self.env
-            return completion_in(env, self.submit_timed(io) - env.now, io)
-        targets = self._targets(io)
-        self.node_ios += len(targets)
+            return completion_in(env, self.submit_timed(io) - env._now, io)
         if io.is_read:
             # one copy serves a read: the read itself goes there, at that node's address with ``compact``
-            # (rewritten on the way down, as an Extent does; nothing above a cluster reads it back)
+            # (rewritten on the way down, as an Extent does; nothing above a cluster reads it back);
+            # the node is self._targets(io)[0], inline
+            nodes = self.nodes
+            n = len(nodes)
+            node = (io.address // self.placement_bytes) % n
+            if self.read_policy == "round-robin":
+                self._rr = (self._rr + 1) % self.replicas
+                node = (node + self._rr) % n
+            self.node_ios += 1
             if self.compact:
-                io.address = self._local_address(io.address, targets[0])
-            return self.nodes[targets[0]].submit(io)
+                io.address = self._local_address(io.address, node)
+            return nodes[node].submit(io)
+        targets = self._targets(io)
+        self.node_ios += len(targets)
         # a write: a member IO on each copy's node, complete when all are (join_all without the list)
-        done = Event(self.env)
+        done = Event.__new__(Event)  # Event(self.env), without its __init__ call
+        done.env, done.callbacks = self.env, []
         all_done = AllOf(done, len(targets), io)
         nodes, compact = self.nodes, self.compact
         for k in targets:

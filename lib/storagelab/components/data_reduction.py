@@ -21,7 +21,9 @@ and writes the segment as one sequential IO when it is full or ``max_delay`` aft
 
 from __future__ import annotations
 
-from simpy.events import Event
+from heapq import heappush
+
+from simpy.events import NORMAL, Event
 
 from storagelab.components import cache_policies
 from storagelab.kernel.component import Component, completion_at, completion_in, fire
@@ -218,13 +220,29 @@ class InlineReduction(Component):
     def _read(self, io: IORequest) -> Event:
         self.reads += 1
         missing = []
-        blocks = self._blocks(io)
-        for b in blocks:
-            self.read_blocks += 1
-            c = self.contents.read(io.volume, b)
-            if c >= self._pinned and not self.ram.access(c):
+        b = self.block
+        first, end = io.address // b, (io.address + io.size - 1) // b + 1  # self._blocks(io), inline
+        self.read_blocks += end - first
+        read, pinned, volume = self.contents.read, self._pinned, io.volume
+        for block in range(first, end):
+            c = read(volume, block)
+            if c >= pinned and not self.ram.access(c):
                 missing.append(c)
-        cpu = self._cpu(self.read_time * len(blocks), io)
+        cpu_s = self.read_time * (end - first)
+        if not missing and self._cpu_timed is not None and cpu_s > 0:
+            # every block in RAM and the processors timed: _with_cpu(ram_latency, _cpu(cpu_s, io), io),
+            # inline (the IO path of a read hit, most of a boot storm's IOs)
+            job = io.child()
+            job.tag = cpu_s
+            env = self.env
+            now = env._now
+            cpu = now + (self._cpu_timed(job) - now)
+            ram = now + self.ram_latency
+            ev = Event.__new__(Event)  # completion_at(env, max(ram, cpu), io), inline
+            ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
+            heappush(env._queue, (ram if ram > cpu else cpu, NORMAL, next(env._eid), ev))
+            return ev
+        cpu = self._cpu(cpu_s, io)
         if not missing:
             return self._with_cpu(self.ram_latency, cpu, io)
         self.read_misses += len(missing)

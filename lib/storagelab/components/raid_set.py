@@ -12,6 +12,7 @@ from functools import partial
 
 from simpy.events import Event
 
+from storagelab.components.raid import Raid0
 from storagelab.kernel.component import Component, completion_at, fire
 from storagelab.kernel.composition import join_all, join_first
 from storagelab.kernel.io import IORequest
@@ -77,6 +78,9 @@ class RaidSet(Component):
     def on_bind(self) -> None:
         # members that can say at arrival when an IO completes (FIFO stations on their fast path)
         self._timed = [m.submit_timed if getattr(m, "timed", False) else None for m in self.members]
+        # RAID-0 maps an IO inside one stripe unit onto one member by arithmetic alone: the stripe unit
+        # and data units per stripe, for submit() to do what Raid0.plan() would without building a plan
+        self._unit = (self.layout.stripe_unit, self.layout.data_units) if type(self.layout) is Raid0 else None
         # a layout with per-run state (RAID-10's read balance) starts each run afresh
         reset = getattr(self.layout, "reset", None)
         if reset is not None:
@@ -98,22 +102,33 @@ class RaidSet(Component):
 
     def submit(self, io: IORequest) -> Event:
         self.ios += 1
+        unit = self._unit
+        if unit is not None:  # RAID-0: Raid0.plan's one-unit case, inline (the IO was checked at its source)
+            su, k = unit
+            u, off = divmod(io.address, su)
+            if off + io.size <= su:
+                s, member = divmod(u, k)
+                return self._one_member(io, member, io.child(address=s * su + off))
         phases = self.layout.plan(io.is_read, io.address, io.size)
         if len(phases) == 1 and len(ops := phases[0].ops) == 1 and self.pending is None:
             # one member IO (a small IO on a stripe): what _Phases does for it, without its bookkeeping
             op = ops[0]
             member_io = io.child(size=op.size, address=op.address, is_read=op.is_read)
-            timed = self._timed[op.member]
-            if timed is not None:  # the member says now when it completes: its event is this IO's
-                now = self.env._now
-                ev = completion_at(self.env, now + (timed(member_io) - now), io)  # as the member's would
-                ev.callbacks.append(self._single_counted)
-                return ev
-            done = Event(self.env)
-            self.members[op.member].submit(member_io).callbacks.append(partial(self._single_done, io, done))
-            return done
+            return self._one_member(io, op.member, member_io)
         done = Event(self.env)
         _Phases(self, io, phases, done).start()
+        return done
+
+    def _one_member(self, io: IORequest, member: int, member_io: IORequest) -> Event:
+        """``io`` served by one IO on one member: the member's completion is the IO's."""
+        timed = self._timed[member]
+        if timed is not None:  # the member says now when it completes: its event is this IO's
+            now = self.env._now
+            ev = completion_at(self.env, now + (timed(member_io) - now), io)  # as the member's would
+            ev.callbacks.append(self._single_counted)
+            return ev
+        done = Event(self.env)
+        self.members[member].submit(member_io).callbacks.append(partial(self._single_done, io, done))
         return done
 
     def _single_counted(self, _ev: Event) -> None:

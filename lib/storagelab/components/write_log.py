@@ -133,7 +133,8 @@ class WriteLog(Component):
             self.span = end
             self.density = sweep_density(self.level_bytes / end)
             self.overwrite_share = min(1.0, self.level_bytes / end)
-        done = Event(self.env)
+        done = Event.__new__(Event)  # Event(self.env), without its __init__ call
+        done.env, done.callbacks = self.env, []
         self.log.submit(io).callbacks.append(lambda _ev: self._logged(io, done))
         return done
 
@@ -169,7 +170,7 @@ class WriteLog(Component):
             self._in_flight += 1
             self.destages += 1
             address = self._next_address(size)
-            io = IORequest(False, size, address, cls="destage", submitted=self.env.now)
+            io = IORequest(False, size, address, cls="destage", submitted=self.env._now)
             self.backend.submit(io).callbacks.append(self._destaged)
 
     def _next_address(self, size: int) -> int:

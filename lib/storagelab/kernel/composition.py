@@ -27,8 +27,12 @@ class AllOf:
 
     def __call__(self, _ev: Event) -> None:
         self.left -= 1
-        if self.left == 0:
-            fire(self.event, self.value)
+        if self.left == 0:  # fire(self.event, self.value), inline
+            event = self.event
+            event._ok, event._value = True, self.value
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
 
 
 class _FirstOf:
@@ -86,8 +90,12 @@ class _Advance:
         elif self.back:  # then the responses, from the stage nearest the back end to the nearest the host
             self.back -= 1
             path.responders[self.back](self.io).callbacks.append(self)
-        else:
-            fire(self.done, self.io)
+        else:  # fire(self.done, self.io), inline: once per path an IO takes
+            done = self.done
+            done._ok, done._value = True, self.io
+            callbacks, done.callbacks = done.callbacks, None
+            for callback in callbacks:
+                callback(done)
 
 
 class Path(Component):
@@ -115,7 +123,8 @@ class Path(Component):
     def submit(self, io: IORequest) -> Event:
         if self.passthrough:
             return self.stages[0].submit(io)
-        done = Event(self.env)
+        done = Event.__new__(Event)  # Event(self.env) without its __init__ call: a path per IO and copy
+        done.env, done.callbacks = self.env, []
         self.steps[0](io).callbacks.append(_Advance(self, io, done))
         return done
 

@@ -9,6 +9,7 @@ IOs in the system, so that Little's law (L = lambda W) can be checked independen
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from heapq import heappop, heappush
 
@@ -175,7 +176,11 @@ class Source:
 class OpenSource(Source):
     """Open loop: IOs arrive at ``rate`` per second (Poisson by default, or any interarrival distribution),
     regardless of how many are outstanding. ``rate_scale(t)`` (e.g. a phase schedule) modulates the rate
-    by thinning, so storms and ramps keep Poisson arrivals.
+    by thinning, so storms and ramps keep Poisson arrivals. ``silent_from`` (s) is the time from which
+    ``rate_scale(t)`` is 0 for good (a schedule's silent tail: :attr:`PhaseSchedule.silent_from
+    <storagelab.workloads.phases.PhaseSchedule.silent_from>`): thinning would drop every candidate
+    arrival after it, so the source stops drawing them there (the same IOs; a storm followed by a long
+    quiet window costs nothing for the quiet part).
 
     Two exact shortcuts, on unless ``shortcuts=False``: when the target can say at arrival when an IO
     will complete (a FIFO station on its fast path), the latency is recorded then and no completion
@@ -197,8 +202,10 @@ class OpenSource(Source):
         shortcuts: bool = True,
         span: int | None = None,
         locality: object = None,
+        silent_from: float = math.inf,
     ) -> None:
         super().__init__(name, target, sampler, cls, span, locality)
+        self.silent_from = _silent_from(name, silent_from, rate_scale)
         self.shortcuts = shortcuts
         if (rate is None) == (interarrival is None):
             raise ValueError(f"open source {name!r}: give exactly one of rate (IO/s) or interarrival")
@@ -235,16 +242,33 @@ class OpenSource(Source):
     def _arrive(self, _ev: Event) -> None:
         env, queue, gap, scale = self.env, self.env._queue, self._gap, self.rate_scale
         issue = self._issue_timed if self._timed is not None else self._issue
-        while True:
-            if scale is None or self._keep() * self.max_scale < scale(env._now):
+        shortcuts = self.shortcuts
+        if scale is None:  # every arrival is kept
+            while True:
+                issue()
+                t = env._now + gap()
+                if not shortcuts or not queue or queue[0][0] <= t:
+                    self._schedule(t)
+                    return
+                env._now = t  # nothing is scheduled before the next arrival: take it inline
+        keep, top, silent = self._keep, self.max_scale, self.silent_from
+        while True:  # thinning: a candidate is kept with probability rate_scale(now) / max_scale
+            if keep() * top < scale(env._now):
                 issue()
             t = env._now + gap()
-            if not self.shortcuts or not queue or queue[0][0] <= t:
-                ev = Event.__new__(Event)  # completion_in(env, t - now, None), inlined
-                ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
-                heappush(queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
+            if t >= silent:  # rate_scale is 0 from here on: thinning would drop every later candidate
                 return
-            env._now = t  # nothing is scheduled before the next arrival: take it inline
+            if not shortcuts or not queue or queue[0][0] <= t:
+                self._schedule(t)
+                return
+            env._now = t
+
+    def _schedule(self, t: float) -> None:
+        """The next arrival, at ``t`` (s): completion_in(env, t - now, None) calling this source."""
+        env = self.env
+        ev = Event.__new__(Event)
+        ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
+        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
 
     # -- timed mode: latency known at arrival --------------------------------------------------------
     def _issue_timed(self) -> None:
@@ -285,6 +309,20 @@ class OpenSource(Source):
             "elapsed": elapsed,
             "completed": float(self.completed),
         }
+
+
+def _silent_from(name: str, silent_from: object, rate_scale: object) -> float:
+    """``silent_from`` checked: a time >= 0 s (inf: never), finite only with a ``rate_scale``."""
+    if isinstance(silent_from, bool) or not isinstance(silent_from, int | float) or not silent_from >= 0:
+        raise ValueError(
+            f"open source {name!r}: silent_from must be a time >= 0 s (inf: never silent), got {silent_from!r}"
+        )
+    if math.isfinite(silent_from) and rate_scale is None:
+        raise ValueError(
+            f"open source {name!r}: silent_from ({silent_from} s) says when rate_scale falls to 0 for good; "
+            "give it with a rate_scale"
+        )
+    return float(silent_from)
 
 
 class ClosedSource(Source):
@@ -382,7 +420,16 @@ class ClosedSource(Source):
         self._issue(io)
 
     def _completed(self, ev: Event) -> None:
-        super()._completed(ev)
+        # Source._completed(self, ev), inline: once per IO of every closed-loop run
+        io: IORequest = ev._value
+        now = self.env._now
+        n = self.in_system
+        self._area += n * (now - self._last)
+        self._last = now
+        self.in_system = n - 1
+        self.completed += 1
+        if self._record is not None:
+            self._record(io.cls, now - io.submitted, now, io.size)
         if self._slot_think is not None:
             k = self._slot_of.pop(ev._value)
             gap = self._slot_think[k](self.env._now) if self._slot_clocked else self._slot_think[k]()

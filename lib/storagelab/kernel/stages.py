@@ -3,9 +3,11 @@ measures response times."""
 
 from __future__ import annotations
 
+from heapq import heappush
+
 import numpy as np
 import polars as pl
-from simpy.events import Event
+from simpy.events import NORMAL, Event
 
 from storagelab.kernel.component import Component, completion_in, fire
 from storagelab.kernel.io import IORequest
@@ -43,7 +45,11 @@ class Delay(Component):
         d = self._draw()
         self.completed += 1
         self.total_delay += d
-        return completion_in(self.env, d, io)
+        env = self.env  # completion_in(env, d, io), inline
+        ev = Event.__new__(Event)
+        ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
+        heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))
+        return ev
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return (
@@ -121,13 +127,40 @@ class Link(Component):
         self.completed += 1
         payload = 0 if io.is_read and self.duplex else io.size
         self.bytes += payload
-        return self._cross(0, payload / self.bandwidth + self.per_io_overhead, io)
+        # self._cross(0, payload / self.bandwidth + self.per_io_overhead, io), inline: a link is crossed
+        # twice per IO on most paths
+        seconds = payload / self.bandwidth + self.per_io_overhead
+        env = self.env
+        now = env._now
+        free = self._free
+        start = free[0]
+        if start < now:
+            start = now
+        free[0] = start + seconds
+        self.busy_time[0] += seconds
+        ev = Event.__new__(Event)  # completion_in(env, start + seconds + propagation - now, io), inline
+        ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
+        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))
+        return ev
 
     def respond(self, io: IORequest) -> Event:
         """The response crossing back (a read's data, or a write's acknowledgement)."""
         payload = io.size if io.is_read else 0
         self.bytes += payload
-        return self._cross(1, payload / self.bandwidth, io)
+        # self._cross(1, payload / self.bandwidth, io), inline (as in forward)
+        seconds = payload / self.bandwidth
+        env = self.env
+        now = env._now
+        free = self._free
+        start = free[1]
+        if start < now:
+            start = now
+        free[1] = start + seconds
+        self.busy_time[1] += seconds
+        ev = Event.__new__(Event)
+        ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
+        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))
+        return ev
 
     def submit(self, io: IORequest) -> Event:
         """The link on its own: the request, then the response (half duplex: the request alone)."""

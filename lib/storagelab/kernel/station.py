@@ -138,24 +138,43 @@ class Station(Component):
         self.service_time_done += s
         self.accepted += 1
         inflight = self._inflight
-        if inflight and inflight[0] <= now:
-            self._retire(now)
+        while inflight and inflight[0] <= now:  # self._retire(now), inline
+            heappop(inflight)
+            self.completed += 1
         heappush(inflight, done)
         return done
 
     def _submit_fast(self, io: IORequest) -> Event:
-        # completion_in(env, submit_timed(io) - now, io), inlined: the hot path of every closed-loop run
+        # completion_in(env, submit_timed(io) - now, io), with both inline: the hot path of every
+        # closed-loop run (the body of submit_timed, line for line)
         env = self.env
         now = env._now
+        s = self._draw() if self._draw is not None else self._service(io)
+        free = self._free
+        start = free[0]
+        if start < now:
+            start = now
+        done = start + s
+        heapreplace(free, done)
+        self.busy_time += s
+        self.wait_time += start - now
+        self.service_time_done += s
+        self.accepted += 1
+        inflight = self._inflight
+        while inflight and inflight[0] <= now:  # self._retire(now), inline
+            heappop(inflight)
+            self.completed += 1
+        heappush(inflight, done)
         ev = Event.__new__(Event)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (self.submit_timed(io) - now), NORMAL, next(env._eid), ev))
+        heappush(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))
         return ev
 
     # -- general path ----------------------------------------------------------------------------
     def _submit_general(self, io: IORequest) -> Event:
         env = self.env
-        ev = Event(env)
+        ev = Event.__new__(Event)  # Event(env), without its __init__ call
+        ev.env, ev.callbacks = env, []
         self.discipline.push([io, ev, env._now], env._now)
         self._dispatch()
         return ev

@@ -185,6 +185,7 @@ class Stream:
             self.name, target, self.spec, rate=self.rate, span=self.span, locality=self.locality,
             rate_scale=sched.rate_scale_at if sched is not None else None,
             max_scale=sched.max_scale if sched is not None else 1.0,
+            silent_from=sched.silent_from if sched is not None else math.inf,
         )  # fmt: skip
 
 

@@ -90,7 +90,7 @@ class PhaseSchedule:
     The last phase also covers t = ``duration`` (its end value), so a driver may ask at the end time.
     """
 
-    __slots__ = ("_current", "_ends", "_starts", "phases")
+    __slots__ = ("_current", "_ends", "_pieces", "_starts", "phases")
 
     def __init__(self, phases: Sequence[Phase]) -> None:
         phases = tuple(phases)
@@ -107,6 +107,13 @@ class PhaseSchedule:
         self._starts: list[float] = starts
         self._ends: list[float] = [*starts[1:], t]
         self._current = 0  # the phase the last scalar lookup found (sources ask in time order)
+        # per phase, what a scalar lookup needs: start and end (s), the multiplier at the start, its
+        # rise over the phase (None: constant) and the phase's length (s), as Phase.scale_at computes them
+        self._pieces: list[tuple[float, float, float, float | None, float]] = [
+            (start, end, float(p.rate_scale), None if p.end_scale is None else p.end_scale - p.rate_scale,
+             p.duration_s)
+            for p, start, end in zip(phases, self._starts, self._ends, strict=True)
+        ]  # fmt: skip
 
     @property
     def duration(self) -> float:
@@ -117,6 +124,18 @@ class PhaseSchedule:
     def max_scale(self) -> float:
         """Largest rate multiplier anywhere in the schedule (the envelope for thinning)."""
         return max(max(p.start_scale, p.final_scale) for p in self.phases)
+
+    @property
+    def silent_from(self) -> float:
+        """The time (s) from which the rate multiplier is 0 to the end of the schedule: the start of its
+        trailing phases whose multiplier is 0 throughout (``inf`` if the last phase is not one). A
+        source thinning by this schedule keeps no arrival after it."""
+        t = math.inf
+        for phase, start in zip(reversed(self.phases), reversed(self._starts), strict=True):
+            if phase.start_scale != 0 or phase.final_scale != 0:
+                break
+            t = start
+        return t
 
     def boundaries(self) -> tuple[float, ...]:
         """Phase start times and the end of the schedule (s): ``(0, t1, ..., duration)``."""
@@ -146,11 +165,12 @@ class PhaseSchedule:
             length = np.array([float(p.duration_s) for p in self.phases])
             return first[i] + (last[i] - first[i]) * (times - starts[i]) / length[i]
         i = self._current
-        start = self._starts[i]
-        if not start <= t < self._ends[i]:  # another phase (or a bad t: _index says which)
+        start, end, first, rise, length = self._pieces[i]
+        if not start <= t < end:  # another phase (or a bad t: _index says which)
             i = self._current = self._index(t)
-            start = self._starts[i]
-        return self.phases[i].scale_at(t - start)
+            start, end, first, rise, length = self._pieces[i]
+        # Phase.scale_at(t - start), inline: a thinned source asks once per candidate arrival
+        return first if rise is None else first + rise * ((t - start) / length)
 
     def with_storm(
         self, start_s: float, duration_s: float, multiplier: float, name: str = "storm"
