@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import brentq
@@ -138,11 +139,34 @@ def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float) -> float:
     """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` (the scale in force when called: only
     the memo's key)."""
     stack = preset.FITTED_STACK_DELAY_MS
+    return monotone_fixed_point(lambda h: read_hit_ratio(simulated_iops(configuration, vms, h, stack) / vms))
+
+
+def monotone_fixed_point(f: Callable[[float], float], xtol: float = 1e-3) -> float:
+    """A fixed point ``h = f(h)`` of a non-decreasing ``f`` from [0, 1] to [0, 1], found to ``xtol`` by
+    Brent's method on ``h - f(h)`` over a bracket built from below, where runs are cheap: ``f(0)`` is a
+    lower bound (at the fixed point ``h = f(h) >= f(0)``), and from there secant steps on ``h - f(h)``,
+    each landing ``xtol`` past the root it estimates, until ``h - f(h) > 0``. Here ``f`` is a simulation
+    whose cost grows with ``h`` (more read hits, more IOPS to simulate), so the bracket avoids the runs
+    near ``h = 1`` that a search over all of [0, 1] makes first (``f`` is noisy, so two brackets may find
+    different roots within that noise). Each ``f(h)`` is computed once."""
+    seen: dict[float, float] = {}
 
     def gap(h: float) -> float:
-        return h - read_hit_ratio(simulated_iops(configuration, vms, h, stack) / vms)
+        if h not in seen:
+            seen[h] = h - f(h)
+        return seen[h]
 
-    return float(brentq(gap, 0.0, 1.0, xtol=1e-3))
+    lo, g_lo = 0.0, gap(0.0)
+    if g_lo >= 0:  # f(0) = 0
+        return 0.0
+    h = min(1.0, -g_lo)  # f(0): a lower bound
+    while (g := gap(h)) < 0:  # h < 1 here: gap(1) = 1 - f(1) >= 0
+        slope = (g - g_lo) / (h - lo)
+        estimate = h - g / slope if slope > 0 else 1.0
+        lo, g_lo = h, g
+        h = min(1.0, max(estimate, h) + xtol)
+    return h if g == 0 else float(brentq(gap, lo, h, xtol=xtol))
 
 
 #: The replications the stack delay is fitted over: the committed quick calibration's (seeds 1 to 3).
