@@ -221,6 +221,27 @@ def test_the_monotone_fixed_point_is_found_from_below_without_runs_near_one():
     assert monotone_fixed_point(lambda h: 1.0) == 1.0
 
 
+def test_each_vsan_hybrid_replication_runs_at_the_fixed_point_of_its_own_seed(monkeypatch):
+    """A calibration replication on seed k builds the hybrid at seed k's fixed point (so the fixed
+    point's noise enters the replications' spread); the all-flash preset has no read cache to set."""
+    from storagelab.studies.vsan import claims
+
+    monkeypatch.setattr(claims, "cold_cache_hit_ratio", lambda vms, conf, seed=1: 0.5 + seed / 100)
+    built: list[float] = []
+    real = claims.preset.vsan
+
+    def vsan(conf, **overrides):
+        built.append(overrides.get("read_cache_resident"))
+        return real(conf, **overrides)
+
+    monkeypatch.setattr(claims.preset, "vsan", vsan)
+    [hybrid] = [s for s in claims.scenarios() if s.name == "hybrid Xeon E5 v3, 4 VMs"]
+    for seed in (1, 3):
+        hybrid.run(seed, True)
+    assert built == [0.51, 0.53]
+    assert claims.protocol_overrides("all-flash NVMe", 4, 3) == {}
+
+
 def test_vsan_cold_cache_hit_ratio_does_not_depend_on_what_was_asked_before():
     """The fixed point is remembered per capacity scale: asking inside capacity_scale(0.5) first (as a
     calibration's perturbed run may, in any order) leaves the nominal value what a fresh process gets,
