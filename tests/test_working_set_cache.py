@@ -3,6 +3,7 @@ hybrid read cache built on it: data beyond the cache reads the drives."""
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 import numpy as np
@@ -194,6 +195,51 @@ def test_vsan_cold_cache_hit_ratio_is_the_models_own_fixed_point():
     iops = claims.simulated_iops(conf, 8, hit, claims.preset.FITTED_STACK_DELAY_MS)
     assert claims.read_hit_ratio(iops / 8) == pytest.approx(hit, abs=0.003)
     assert 0.9 < hit < 1.0
+
+
+def test_the_monotone_fixed_point_is_found_from_below_without_runs_near_one():
+    """The least fixed point of a non-decreasing map of [0, 1], to 0.001, evaluated nowhere far above it
+    (the hybrids' runs grow costly towards a hit ratio of 1): f(h) = 0.2 + 0.7 h^2 has fixed points
+    (1 - sqrt(0.44)) / 1.4 = 0.2405 and 0.9481; a linear map's is found in a few evaluations; f(0) = 0
+    and f(1) = 1 give 0 and 1."""
+    from storagelab.studies.vsan.claims import monotone_fixed_point
+
+    asked: list[float] = []
+
+    def f(h: float) -> float:
+        asked.append(h)
+        return 0.2 + 0.7 * h * h
+
+    least = (1 - math.sqrt(0.44)) / 1.4
+    assert monotone_fixed_point(f) == pytest.approx(least, abs=1e-3)
+    assert max(asked) < least + 0.01
+    assert len(asked) == len(set(asked))  # each h evaluated once
+    asked.clear()
+    assert monotone_fixed_point(lambda h: asked.append(h) or 0.3 + 0.5 * h) == pytest.approx(0.6, abs=1e-3)
+    assert len(asked) <= 5 and max(asked) < 0.61
+    assert monotone_fixed_point(lambda h: h * h) == 0.0
+    assert monotone_fixed_point(lambda h: 1.0) == 1.0
+
+
+def test_each_vsan_hybrid_replication_runs_at_the_fixed_point_of_its_own_seed(monkeypatch):
+    """A calibration replication on seed k builds the hybrid at seed k's fixed point (so the fixed
+    point's noise enters the replications' spread); the all-flash preset has no read cache to set."""
+    from storagelab.studies.vsan import claims
+
+    monkeypatch.setattr(claims, "cold_cache_hit_ratio", lambda vms, conf, seed=1: 0.5 + seed / 100)
+    built: list[float] = []
+    real = claims.preset.vsan
+
+    def vsan(conf, **overrides):
+        built.append(overrides.get("read_cache_resident"))
+        return real(conf, **overrides)
+
+    monkeypatch.setattr(claims.preset, "vsan", vsan)
+    [hybrid] = [s for s in claims.scenarios() if s.name == "hybrid Xeon E5 v3, 4 VMs"]
+    for seed in (1, 3):
+        hybrid.run(seed, True)
+    assert built == [0.51, 0.53]
+    assert claims.protocol_overrides("all-flash NVMe", 4, 3) == {}
 
 
 def test_vsan_cold_cache_hit_ratio_does_not_depend_on_what_was_asked_before():

@@ -89,8 +89,8 @@ def scaling(
     rows = []
     for conf in configurations:
         for vms in vm_counts:
-            topo = {**protocol_overrides(conf, vms), **(overrides or {})}
-            runs = [preset.vsan(conf, **topo).run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
+            runs = [preset.vsan(conf, **{**protocol_overrides(conf, vms, seed + r), **(overrides or {})})
+                    .run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
                     for r in range(replications)]  # fmt: skip
             iops = [float(r.summary()["iops"][0]) for r in runs]
             lat = [float(r.summary()["mean_ms"][0]) for r in runs]
@@ -121,7 +121,7 @@ def service_levels(
     hybrids under the study's cold-cache protocol): columns configuration, threshold_ms, share_pct."""
     sim = []
     for conf in preset.CONFIGURATIONS:
-        topo = {**protocol_overrides(conf, vms), **(overrides or {})}
+        topo = {**protocol_overrides(conf, vms, seed), **(overrides or {})}
         res = preset.vsan(conf, **topo).run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
         curve = res.service_level_curve((0.5, 1, 2, 3, 5, 10, 20, 30))
         sim += [{"configuration": conf, "threshold_ms": t, "share_pct": 100 * s}
@@ -223,7 +223,8 @@ def destage_load(
     for conf in preset.CONFIGURATIONS[:2]:  # the two hybrids
         for ordering in orderings:
             topo = preset.vsan(
-                conf, **{**protocol_overrides(conf, vms), "drive_ordering": ordering, **(overrides or {})}
+                conf,
+                **{**protocol_overrides(conf, vms, seed), "drive_ordering": ordering, **(overrides or {})},
             )
             res = topo.run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
             stat = functools.partial(_role_values, topo, res)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import brentq
@@ -111,16 +112,18 @@ def mva_iops(vms: int, stack_ms: float, configuration: str, hit: float = 1.0) ->
     return float(theory.mva_closed(vms, demands, 0.0, kinds).throughput[-1])
 
 
-def cold_cache_hit_ratio(vms: int, configuration: str) -> float:
+def cold_cache_hit_ratio(vms: int, configuration: str, seed: int = 1) -> float:
     """The hybrid read hit ratio of the study's protocol at ``vms`` VMs at the model's own rate: the
-    fixed point of :func:`read_hit_ratio` at the per-VM IOPS the preset, simulated (quick, seed 1) at
-    that hit ratio, gives (fewer hits, more drive reads, fewer IOPS, a slower warm-up; found to 0.001).
-    1 for all-flash (no read cache: reads come from the capacity SSDs). Inside
-    :func:`~storagelab.provenance.capacity_scale` the preset is scaled, and so is its rate: each scale
-    has its own fixed point (remembered per process)."""
+    fixed point of :func:`read_hit_ratio` at the per-VM IOPS the preset, simulated (quick runs on
+    ``seed``) at that hit ratio, gives (fewer hits, more drive reads, fewer IOPS, a slower warm-up;
+    found to 0.001 by :func:`monotone_fixed_point`). A replication on seed ``k`` takes the fixed point
+    of seed ``k``'s runs, so the fixed point's own noise (a few thousandths of hit ratio) is in the
+    replications' spread and their interval, not a constant shared by all. 1 for all-flash (no read
+    cache: reads come from the capacity SSDs). Inside :func:`~storagelab.provenance.capacity_scale` the
+    preset is scaled, and so is its rate: each scale has its own fixed point (remembered per process)."""
     if configuration == "all-flash NVMe":
         return 1.0
-    return _cold_cache_hit_ratio(vms, _same_model(configuration), current_capacity_scale())
+    return _cold_cache_hit_ratio(vms, _same_model(configuration), current_capacity_scale(), seed)
 
 
 def _same_model(configuration: str) -> str:
@@ -134,15 +137,40 @@ def _same_model(configuration: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float) -> float:
+def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float, seed: int) -> float:
     """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` (the scale in force when called: only
     the memo's key)."""
     stack = preset.FITTED_STACK_DELAY_MS
+    return monotone_fixed_point(
+        lambda h: read_hit_ratio(simulated_iops(configuration, vms, h, stack, seed) / vms)
+    )
+
+
+def monotone_fixed_point(f: Callable[[float], float], xtol: float = 1e-3) -> float:
+    """A fixed point ``h = f(h)`` of a non-decreasing ``f`` from [0, 1] to [0, 1], found to ``xtol`` by
+    Brent's method on ``h - f(h)`` over a bracket built from below, where runs are cheap: ``f(0)`` is a
+    lower bound (at the fixed point ``h = f(h) >= f(0)``), and from there secant steps on ``h - f(h)``,
+    each landing ``xtol`` past the root it estimates, until ``h - f(h) > 0``. Here ``f`` is a simulation
+    whose cost grows with ``h`` (more read hits, more IOPS to simulate), so the bracket avoids the runs
+    near ``h = 1`` that a search over all of [0, 1] makes first (``f`` is noisy, so two brackets may find
+    different roots within that noise). Each ``f(h)`` is computed once."""
+    seen: dict[float, float] = {}
 
     def gap(h: float) -> float:
-        return h - read_hit_ratio(simulated_iops(configuration, vms, h, stack) / vms)
+        if h not in seen:
+            seen[h] = h - f(h)
+        return seen[h]
 
-    return float(brentq(gap, 0.0, 1.0, xtol=1e-3))
+    lo, g_lo = 0.0, gap(0.0)
+    if g_lo >= 0:  # f(0) = 0
+        return 0.0
+    h = min(1.0, -g_lo)  # f(0): a lower bound
+    while (g := gap(h)) < 0:  # h < 1 here: gap(1) = 1 - f(1) >= 0
+        slope = (g - g_lo) / (h - lo)
+        estimate = h - g / slope if slope > 0 else 1.0
+        lo, g_lo = h, g
+        h = min(1.0, max(estimate, h) + xtol)
+    return h if g == 0 else float(brentq(gap, lo, h, xtol=xtol))
 
 
 #: The replications the stack delay is fitted over: the committed quick calibration's (seeds 1 to 3).
@@ -208,17 +236,17 @@ def _rate_is_published_iops(configuration: str, vms: int, method: Param = HIT_RA
     return method.value == "published-rate" and iops_is_published(configuration, vms)
 
 
-def protocol_hit_ratio(configuration: str, vms: int) -> float:
+def protocol_hit_ratio(configuration: str, vms: int, seed: int = 1) -> float:
     """The read hit ratio the study's protocol gives at ``vms`` VMs (:func:`read_hit_ratio`) by
     :data:`HIT_RATIO_METHOD`: ``fixed-point`` (the one used), at the model's own rate at every VM
-    count (:func:`cold_cache_hit_ratio`), so the published IOPS stay predictions; ``published-rate``,
+    count (:func:`cold_cache_hit_ratio` on ``seed``), so the published IOPS stay predictions; ``published-rate``,
     at the published IOPS where the study states them (64 VMs: a fit by arithmetic on those IOPS,
     listed by :func:`fitted_on`). 1 for all-flash."""
     if configuration == "all-flash NVMe":
         return 1.0
     if _rate_is_published_iops(configuration, vms):
         return read_hit_ratio(_published_iops(configuration, vms) / vms)
-    return cold_cache_hit_ratio(vms, configuration)
+    return cold_cache_hit_ratio(vms, configuration, seed)
 
 
 def _published_iops(configuration: str, vms: int) -> float | None:
@@ -232,14 +260,13 @@ def iops_is_published(configuration: str, vms: int) -> bool:
     return _published_iops(configuration, vms) is not None
 
 
-def protocol_iops(configuration: str, vms: int) -> float:
+def protocol_iops(configuration: str, vms: int, seed: int = 1) -> float:
     """The cluster IOPS :func:`protocol_hit_ratio` takes at ``vms`` VMs: the model's (simulated, quick,
-    seed 1) at the fixed-point hit ratio, or the published IOPS under the ``published-rate`` method."""
+    on ``seed``) at the fixed-point hit ratio, or the published IOPS under the ``published-rate`` method."""
     if _rate_is_published_iops(configuration, vms):
         return _published_iops(configuration, vms)
-    return simulated_iops(
-        configuration, vms, protocol_hit_ratio(configuration, vms), preset.FITTED_STACK_DELAY_MS
-    )
+    hit = protocol_hit_ratio(configuration, vms, seed)
+    return simulated_iops(configuration, vms, hit, preset.FITTED_STACK_DELAY_MS, seed)
 
 
 def _times(quick: bool, vms: int) -> dict[str, float]:
@@ -248,11 +275,12 @@ def _times(quick: bool, vms: int) -> dict[str, float]:
     return {"duration": 10.0 if vms >= 32 else 30.0, "warmup": 2.0}
 
 
-def protocol_overrides(configuration: str, vms: int) -> dict[str, float]:
-    """Preset overrides for the study's protocol at ``vms`` VMs: the hybrids' read-cache residency."""
+def protocol_overrides(configuration: str, vms: int, seed: int = 1) -> dict[str, float]:
+    """Preset overrides for the study's protocol at ``vms`` VMs, for a run on ``seed``: the hybrids'
+    read-cache residency (the fixed point of that seed's runs)."""
     if configuration == "all-flash NVMe":
         return {}
-    return {"read_cache_resident": protocol_hit_ratio(configuration, vms)}
+    return {"read_cache_resident": protocol_hit_ratio(configuration, vms, seed)}
 
 
 #: Published points per configuration and VM count: (row id, metric kind, threshold ms or None).
@@ -284,8 +312,8 @@ def scenarios() -> list[Scenario]:
             def run(
                 seed: int, quick: bool, conf: str = conf, vms: int = vms, pts=tuple(pts)
             ) -> dict[str, float]:
-                res = preset.vsan(conf, **protocol_overrides(conf, vms)).run(vsan_iometer(vms=vms), seed=seed,
-                                                                   **_times(quick, vms))  # fmt: skip
+                res = preset.vsan(conf, **protocol_overrides(conf, vms, seed)).run(vsan_iometer(vms=vms), seed=seed,
+                                                                         **_times(quick, vms))  # fmt: skip
                 iops = float(res.summary()["iops"][0])
                 curve = res.service_level_curve(THRESHOLDS_MS)
                 share = dict(
