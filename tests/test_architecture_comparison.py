@@ -140,6 +140,41 @@ def test_the_replication_tasks_give_what_the_searches_run_here_give(pilot_s):
     assert result.runs[0]["pilot"].any() == (pilot_s > 0)
 
 
+def test_the_cost_of_a_comparison_is_the_ios_its_runs_simulated_pilot_included():
+    """``Comparison.cost()``: per search its distinct runs (a run is reported once per service level), their
+    simulated seconds and the IOs they issued, which each run made again on its own (same candidate,
+    settings, multiplier and seed) issues too; shares sum to 1, largest first."""
+    from storagelab.analysis.comparison import candidate_run
+
+    mix = WorkloadMix.from_mapping({"name": "mail", "classes": [
+        {"name": "mail", "workload": "exchange", "size": 10_000, "service_level": {"metric": "mean_ms", "limit_ms": 15.0}}]})  # fmt: skip
+    curve = Candidate("DS5020 curve", curve="ds5020_response_time/Jetstress")
+    settings = Settings(duration_s=4.0, warmup_s=1.0, replications=3, low=0.125, high=4.0, tolerance=0.05)
+    found = [_search(mix, curve, settings, bound) for bound in ("fit", "upper")]
+    result = Comparison(mix, [curve], settings, [f["row"] for f in found], [f["evaluations"] for f in found])
+    cost = result.cost()
+    assert sorted(cost["bound"]) == ["fit", "upper"] and cost["ios"].to_list() == sorted(
+        cost["ios"], reverse=True
+    )
+    assert cost["ios_share"].sum() == pytest.approx(1.0)
+    for bound in ("fit", "upper"):
+        runs = (
+            result.evaluations()
+            .filter(pl.col("bound") == bound)
+            .unique(subset=["pilot", "seed", "multiplier"], maintain_order=True)
+        )
+        again = 0
+        for r in runs.iter_rows(named=True):
+            s = settings.pilot if r["pilot"] else settings
+            again += candidate_run(mix, curve, s, bound, early_stop=s.early_stop)(
+                r["multiplier"], r["seed"]
+            ).issued
+        row = cost.filter(pl.col("bound") == bound).row(0, named=True)
+        assert row["runs"] == runs.height and runs["pilot"].any()
+        assert row["ios"] == again > 0
+        assert row["simulated_s"] == pytest.approx(runs["run_s"].sum())
+
+
 def test_a_pilot_of_short_runs_brackets_the_first_replication_and_never_enters_the_headroom():
     """With runs at least twice ``pilot_s`` long, a pilot search of short runs is made first and the first
     replication starts from its final bracket (the later ones from the first's, as without a pilot): the

@@ -21,7 +21,15 @@ from storagelab.analysis.headroom import (
     headroom,
     search_replication,
 )
-from storagelab.kernel import ClosedSource, Exponential, FixedSampler, OpenSource, Path, Station
+from storagelab.kernel import (
+    ClosedSource,
+    Deterministic,
+    Exponential,
+    FixedSampler,
+    OpenSource,
+    Path,
+    Station,
+)
 from storagelab.kernel.histogram import LatencyHistogram
 from storagelab.kernel.simulation import simulate
 from storagelab.verify import headroom_coverage
@@ -179,6 +187,21 @@ def test_checks_that_never_stop_leave_the_run_as_it_was():
         simulate(disk, [src], duration=1.0, stop=never, checks=(0.5, 0.25))
 
 
+def test_a_run_says_how_many_ios_it_simulated_warm_up_included_up_to_where_it_stopped():
+    """``issued``: one IO every 10 ms for 20.005 s (1 s warm-up) is 2,000 IOs; a run the checks stop at
+    the second one (1 + 19 x 0.25 = 5.75 s) issued the 575 before it."""
+
+    def run(**stop):
+        disk = Station("disk", Exponential(1e-3), servers=1)
+        src = OpenSource("io", disk, SAMPLER, interarrival=Deterministic(0.01), cls="io")
+        return simulate(disk, [src], warmup=1.0, seed=1, progress=False, **stop)
+
+    assert run(duration=20.005).issued == 2000
+    seen: list[float] = []
+    stopped = run(duration=20.0, stop=lambda partial: seen.append(partial.duration) or len(seen) == 2)
+    assert stopped.duration == pytest.approx(5.75) and stopped.issued == 575
+
+
 @pytest.mark.parametrize(
     ("m", "verdict"),
     [(1.0, "met"), (12.0, "missed"), (5.0, "undecided")],
@@ -249,7 +272,7 @@ def _fake_run(boundary):
         h = LatencyHistogram()
         h.record_many([0.010 * m / boundary(seed)])
         stats_ = pl.DataFrame({"component": ["disk"], "statistic": ["utilisation"], "value": [0.5]})
-        return SimpleNamespace(duration=1.0, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
+        return SimpleNamespace(duration=1.0, issued=1, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
                                components=lambda: stats_, bottleneck=lambda: ("disk", 0.5))  # fmt: skip
 
     return run
@@ -329,7 +352,7 @@ def test_a_jump_that_lands_just_below_the_top_of_the_bracket_goes_to_the_top():
             h.record_many([0.010 * m / boundary])
             u = min(1.0, u_per_m * m)
             stats_ = pl.DataFrame({"component": ["disk"], "statistic": ["utilisation"], "value": [u]})
-            return SimpleNamespace(duration=1.0, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
+            return SimpleNamespace(duration=1.0, issued=1, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
                                    components=lambda: stats_, bottleneck=lambda: ("disk", u))  # fmt: skip
 
         return run
@@ -353,7 +376,7 @@ def _saturated_run(boundary):
         h = LatencyHistogram()
         h.record_many([0.010 * m / boundary])
         stats_ = pl.DataFrame({"component": ["disk"], "statistic": ["utilisation"], "value": [1.0]})
-        return SimpleNamespace(duration=1.0, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
+        return SimpleNamespace(duration=1.0, issued=1, recorder=SimpleNamespace(classes=("io",), histogram=lambda cls: h),
                                components=lambda: stats_, bottleneck=lambda: ("disk", 1.0))  # fmt: skip
 
     return run

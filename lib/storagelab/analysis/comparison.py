@@ -369,10 +369,25 @@ class Comparison:
 
     def evaluations(self) -> pl.DataFrame:
         """Every run of every search: architecture, bound, seed, multiplier, service level, measured (ms),
-        limit (ms), their ratio, the run's simulated seconds (``run_s``: shorter where it stopped early),
-        whether every component stayed in its valid range, and whether it was the pilot's
-        (:attr:`Settings.pilot_s`)."""
+        limit (ms), their ratio, the run's simulated seconds (``run_s``: shorter where it stopped early)
+        and the IOs it simulated (``ios``, warm-up included), whether every component stayed in its valid
+        range, and whether it was the pilot's (:attr:`Settings.pilot_s`)."""
         return pl.concat([r for r in self.runs if r is not None], how="vertical_relaxed")
+
+    def cost(self) -> pl.DataFrame:
+        """What each search simulated, its pilot's runs included: per architecture (and band of a curve)
+        its ``runs``, their simulated seconds (``simulated_s``, less than asked where a run stopped early)
+        and the IOs they issued (``ios``, warm-up included: what a search's time grows with, at some
+        microseconds per IO), with each search's share of all the IOs (``ios_share``), largest first. An
+        architecture that cannot host the mix made no run and has no row."""
+        per_run = ["architecture", "bound", "pilot", "seed", "multiplier"]
+        runs = self.evaluations().unique(subset=per_run, keep="first", maintain_order=True)
+        return (
+            runs.group_by("architecture", "bound", maintain_order=True)
+            .agg(runs=pl.len(), simulated_s=pl.col("run_s").sum(), ios=pl.col("ios").sum())
+            .with_columns(ios_share=pl.col("ios") / pl.col("ios").sum())
+            .sort("ios", descending=True, maintain_order=True)
+        )
 
     def given(self) -> pl.DataFrame:
         """What each architecture was given: its hardware parameters (drives, flash, hosts, ports, links,

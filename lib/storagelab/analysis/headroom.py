@@ -133,8 +133,8 @@ class Headroom:
     utilisation. ``censored``: the search stopped where a component left its valid range (a published
     curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
     ``evaluations``: every run of the search (seed, multiplier, service level, measured, limit, ratio,
-    ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it, and
-    ``in_range``: every component stayed in its valid range, else the run failed whatever its latency),
+    ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it,
+    ``ios``, the IOs it simulated, warm-up included (what a run costs), and ``in_range``: every component stayed in its valid range, else the run failed whatever its latency),
     the per-class latency against load the search saw."""
 
     per_replication: tuple[float, ...]
@@ -372,7 +372,7 @@ def search_replication(
             ratio = math.inf if not math.isfinite(value) else value / lv.limit_ms
             rows.append({"seed": s, "multiplier": float(m), "service_level": lv.label, "class": lv.cls,
                          "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio,
-                         "run_s": res.duration, "in_range": beyond is None})  # fmt: skip
+                         "run_s": res.duration, "ios": res.issued, "in_range": beyond is None})  # fmt: skip
             if ratio > worst:
                 worst, label = ratio, lv.label
         ok = beyond is None and worst <= 1.0

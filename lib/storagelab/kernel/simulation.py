@@ -43,6 +43,9 @@ class SimulationResult:
     recorder: LatencyRecorder
     component_stats: pl.DataFrame
     source_stats: pl.DataFrame
+    #: IOs the sources issued from the start, warm-up included: what the run simulated (its cost grows
+    #: with it), the same for the same seed however the kernel schedules its events
+    issued: int = 0
 
     @property
     def measured(self) -> float:
@@ -214,4 +217,5 @@ def _result(
         recorder=recorder,
         component_stats=comp_stats,
         source_stats=pl.DataFrame(src_rows),
+        issued=sum(s.issued_total for s in sources),
     )
