@@ -134,8 +134,9 @@ class Headroom:
     curve's last point), not where a service level failed: the headroom is then *at least* ``mean``.
     ``evaluations``: every run of the search (seed, multiplier, service level, measured, limit, ratio,
     ``run_s``, the simulated seconds it ran: less than asked when :class:`ClearOutcome` stopped it,
-    ``ios``, the IOs it simulated, warm-up included (what a run costs), and ``in_range``: every component stayed in its valid range, else the run failed whatever its latency),
-    the per-class latency against load the search saw."""
+    ``ios``, the IOs it simulated, warm-up included (what a run costs), and ``in_range``: every component
+    stayed in its valid range, else the run failed whatever its latency), the per-class latency against
+    load the search saw."""
 
     per_replication: tuple[float, ...]
     mean: float

@@ -239,9 +239,9 @@ def _rate_is_published_iops(configuration: str, vms: int, method: Param = HIT_RA
 def protocol_hit_ratio(configuration: str, vms: int, seed: int = 1) -> float:
     """The read hit ratio the study's protocol gives at ``vms`` VMs (:func:`read_hit_ratio`) by
     :data:`HIT_RATIO_METHOD`: ``fixed-point`` (the one used), at the model's own rate at every VM
-    count (:func:`cold_cache_hit_ratio` on ``seed``), so the published IOPS stay predictions; ``published-rate``,
-    at the published IOPS where the study states them (64 VMs: a fit by arithmetic on those IOPS,
-    listed by :func:`fitted_on`). 1 for all-flash."""
+    count (:func:`cold_cache_hit_ratio` on ``seed``), so the published IOPS stay predictions;
+    ``published-rate``, at the published IOPS where the study states them (64 VMs: a fit by arithmetic
+    on those IOPS, listed by :func:`fitted_on`). 1 for all-flash."""
     if configuration == "all-flash NVMe":
         return 1.0
     if _rate_is_published_iops(configuration, vms):
@@ -262,7 +262,8 @@ def iops_is_published(configuration: str, vms: int) -> bool:
 
 def protocol_iops(configuration: str, vms: int, seed: int = 1) -> float:
     """The cluster IOPS :func:`protocol_hit_ratio` takes at ``vms`` VMs: the model's (simulated, quick,
-    on ``seed``) at the fixed-point hit ratio, or the published IOPS under the ``published-rate`` method."""
+    on ``seed``) at the fixed-point hit ratio, or the published IOPS under the ``published-rate``
+    method."""
     if _rate_is_published_iops(configuration, vms):
         return _published_iops(configuration, vms)
     hit = protocol_hit_ratio(configuration, vms, seed)
