@@ -13,6 +13,7 @@ claims into a headline are in :mod:`storagelab.calibration.claims`.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -156,29 +157,50 @@ def _run_tasks(
 
     from storagelab.dask_cluster import local_cluster
 
+    # Longest first, measured: the first replication of every scenario runs first (in the scenarios'
+    # order); each later task of a scenario is then submitted with that replication's wall time as its
+    # priority, so the costly scenarios' remaining replications and perturbed runs (which wait for
+    # them) go ahead and the cheap ones fill the end. The order decides only when a task runs: every
+    # result is its seed's.
+    first = {}
+    for t in pending:
+        first.setdefault(t[0], t)
+    held = [t for t in pending if first[t[0]] != t]
+    cost: dict[int, int] = {}
     with local_cluster(min(n, bound)) as cluster, Client(cluster) as client:
         [remote] = client.scatter([list(scenarios)], broadcast=True)
 
         def submit(tasks: list[Task], priority: int) -> dict:
             return {
-                client.submit(_one, remote, i, s, quick, f, pure=False, priority=priority): (i, f, s)
+                client.submit(_timed_one, remote, i, s, quick, f, pure=False, priority=priority): (i, f, s)
                 for i, f, s in tasks
             }
 
-        futures = submit(pending, 0)
+        futures = submit(list(first.values()), _FIRST)
         queue = as_completed(futures)
         for fut in queue:
             t = futures[fut]
-            out[t] = fut.result()
-            # a scenario's next scale goes ahead of the main runs still waiting, so that no scenario's
-            # last runs are left for the end
-            more = submit(finished(t), 1)
-            futures.update(more)
-            queue.update(more)
+            out[t], seconds = fut.result()
+            more = finished(t)
+            if first[t[0]] == t:
+                cost[t[0]] = round(1000 * seconds)  # ms, the priority of the scenario's later tasks
+                more = [u for u in held if u[0] == t[0]] + more
+            submitted = submit(more, cost[t[0]])
+            futures.update(submitted)
+            queue.update(submitted)
     return out
 
 
-def _one(
+#: The priority of each scenario's first replication: above any measured cost (ms), so that every
+#: scenario's cost is known early.
+_FIRST = 10**9
+
+
+def _timed_one(
     scenarios: list[Scenario], i: int, seed: int, quick: bool, scale: float | None
-) -> tuple[dict[str, float], str]:
-    return Replications.one(scenarios[i], seed, quick, scale)
+) -> tuple[tuple[dict[str, float], str], float]:
+    """One replication (:meth:`Replications.one`) on a worker, with its wall time (s), which orders the
+    scenario's later tasks."""
+    start = time.perf_counter()
+    result = Replications.one(scenarios[i], seed, quick, scale)
+    return result, time.perf_counter() - start
