@@ -301,14 +301,7 @@ class OpenSource(Source):
         """The next IO, to a target that knows some completion times at arrival (``submit_known``): one
         it knows is counted and recorded as :meth:`_issue_timed` does, the rest as :meth:`_issue` does."""
         now = self.env._now
-        k = self._k  # io = self._next_io(), inline
-        if k >= len(self._block):
-            r, s, a = self.sampler.next_block(BLOCK)
-            self._block = list(zip(r.tolist(), s.tolist(), a.tolist(), strict=True))
-            k = 0
-        self._k = k + 1
-        is_read, size, address = self._block[k]
-        io = IORequest(is_read, size, address, 0, self._op_cls[is_read], now)
+        io = self._next_io()
         done = self._known(io)
         self.submitted += 1
         self.issued_total += 1
@@ -319,6 +312,7 @@ class OpenSource(Source):
             self.in_system = n + 1
             done.callbacks.append(self._completed)
             return
+        # a known completion: _issue_timed's accounting, repeated here (the open loop's hot path)
         self._area += done - now
         pending = self._pending
         while pending and pending[0] <= now:
