@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 
 import polars as pl
 import pytest
@@ -157,6 +158,38 @@ def test_a_claim_that_passes_whatever_the_capacity_is_insensitive():
     )
 
 
+def test_a_perturbed_run_is_made_only_where_it_can_change_a_claims_sensitivity():
+    """A claim is sensitive unless it passes in the main run and at both capacity scales, so a scale is
+    run only while some point of the scenario has passed every run so far (halved first, then doubled);
+    the classification is the one every run would give."""
+    calls: list[tuple[str, float]] = []
+
+    def scenario(name: str, point: Point, value: Callable[[float], float]) -> Scenario:
+        def run(seed: int, quick: bool) -> dict[str, float]:
+            scale = _capacity() / 1000
+            calls.append((name, scale))
+            return {point.key: value(scale)}
+
+        return Scenario("vsan", name, (point,), run)
+
+    fails = Point("vsan", "vsan-af-iops-vm32", "fails in the main run")
+    halved = Point("vsan", "vsan-af-iops-vm64", "passes, fails when halved")
+    holds = Point("vsan", "vsan-af-qos2-vm64", "passes whatever the capacity")
+    result = _run(
+        scenario("a", fails, lambda scale: 0.0),
+        scenario("b", halved, lambda scale: halved.published * min(scale, 1.0)),
+        scenario("c", holds, lambda scale: holds.published),
+    )
+    made = {name: sorted(s for n, s in calls if n == name) for name in "abc"}
+    # 3 main replications, 2 per perturbed run (run_scenarios' default)
+    assert made == {"a": [1.0] * 3, "b": [0.5] * 2 + [1.0] * 3, "c": [0.5] * 2 + [1.0] * 3 + [2.0] * 2}
+    frame = result.to_frame()
+    assert frame["sensitive"].to_list() == [True, True, False]
+    assert frame["pass_half"].to_list() == [None, False, True]
+    assert frame["pass_double"].to_list() == [None, None, True]
+    assert frame.filter(pl.col("scenario") == "a")["simulated_half"].is_nan().all()
+
+
 def test_a_fitted_claim_is_counted_apart():
     p = Point("vsan", "vsan-af-iops-vm64", "IOPS")
     result = _run(Scenario("vsan", "s", (p,), lambda seed, quick: {p.key: p.published * _capacity() / 1000}),
@@ -296,7 +329,12 @@ def test_replications_on_worker_processes_give_the_same_table():
     lines: list[str] = []
     parallel = run_scenarios(scs, set(), workers=2, progress=lines.append, **kw)
     assert parallel.to_frame().equals(serial.to_frame())
-    assert len(lines) == 2 * (2 + 2) and lines[-1].startswith("[8/8] ")
+    frame = serial.to_frame()
+    made = sum(  # per scenario: its 2 main replications and each perturbed run it needed
+        2 + sum(frame.filter(pl.col("scenario") == sc.name)[c].is_not_null().any() for c in ("pass_half", "pass_double"))
+        for sc in scs
+    )  # fmt: skip
+    assert len(lines) == made and lines[-1].startswith(f"[{made} of at most 8] ")
 
 
 def test_workers_must_be_positive():

@@ -201,6 +201,33 @@ def test_cpu_jobs_carrying_their_time_take_the_fast_path_with_the_same_results()
     assert fast == general and fast[-1] > 1000
 
 
+def test_an_open_source_records_read_hits_at_arrival_with_the_same_results():
+    """A read whose blocks are all in RAM, on cores that say at arrival when its work completes, returns
+    that time to an open-loop source (``submit_known``), which records it then: no event for it. The run
+    is the one the general path gives (one event per IO, each core job served when a core frees, the
+    job's time handed over without an IO object), with reads that miss and writes among them."""
+
+    def run(cpu: Station, shortcuts: bool):
+        content = ContentModel(unique_share=0.5, compression_sigma=0.3)
+        dr = InlineReduction("dedupe", Recorder("array"), content, ram_bytes=4e6, fingerprint_time=10e-6,
+                             compress_time_per_byte=20e-9, read_time=30e-6, cpu=cpu)  # fmt: skip
+        src = OpenSource("rw", dr, FixedSampler(size=8192, read_pct=80, span=10**7), rate=20000.0,
+                         shortcuts=shortcuts)  # fmt: skip
+        res = simulate(dr, [src], duration=0.5, warmup=0.05, seed=3, progress=False)
+        return res, dr.stats(0.45)
+
+    (fast, fast_stats), (slow, slow_stats) = (
+        run(cpu_station("cpu", 2), True),
+        run(Station("cpu", lambda io, rng: io.tag, servers=2), False),
+    )
+    assert fast.summary().equals(slow.summary())
+    assert fast.service_level_curve().equals(slow.service_level_curve())
+    assert fast_stats == slow_stats and 0.5 < fast_stats["read_hit_ratio"] < 1
+    a, b = fast.littles_law().row(0, named=True), slow.littles_law().row(0, named=True)
+    assert a["L_time_average"] == pytest.approx(b["L_time_average"], rel=1e-9)
+    assert fast.events < slow.events / 2  # the read hits needed no event
+
+
 def test_content_model_is_deterministic_per_seed_and_refuses_bad_settings():
     def run(seed):
         dr = InlineReduction("dedupe", Recorder("array"), ContentModel(unique_share=0.3), ram_bytes=1e8)

@@ -31,9 +31,8 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import polars as pl
 
 from storagelab.analysis.headroom import (
@@ -49,6 +48,9 @@ from storagelab.devices import CapacityExceeded
 from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.published.curves.base import CurveFit
+
+if TYPE_CHECKING:  # altair is imported by the charts that use it: the calibration's workers never chart
+    import altair as alt
 
 #: Published-curve families a candidate may name (``family/series`` of :func:`storagelab.published.curves.fit_published`).
 CURVE_FAMILIES = ("vsan_throughput", "ds5020_response_time")
@@ -421,6 +423,8 @@ class Comparison:
         an answer that is a bound (the published range ends, or the search's bracket) drawn as a triangle.
         A value the log axis cannot show (an interval's bound at or below 0) is drawn clipped at the axis's
         floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
+        import altair as alt
+
         from storagelab import charts
 
         t = self.table().filter(pl.col("headroom").is_not_null())  # "cannot host": no number to draw
@@ -485,6 +489,8 @@ class Comparison:
         ``labels``, default all; every run of the searches; above 1 the class misses its service level).
         A value the log axes cannot show (a ratio of 0: nothing measured) is drawn clipped at the axis's
         floor and said so in the tooltip and a subtitle (:func:`storagelab.charts.for_log_scale`)."""
+        import altair as alt
+
         from storagelab import charts
 
         ev = self.evaluations().filter(pl.col("bound") == "fit")

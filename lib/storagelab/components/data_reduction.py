@@ -162,6 +162,13 @@ class InlineReduction(Component):
 
     def on_bind(self) -> None:
         self._cpu_timed = self.cpu.submit_timed if getattr(self.cpu, "timed", False) else None
+        # the processors' own method for a job of so many seconds (no IO made to carry them), where
+        # their service is the time each job carries, as the station cpu_station() builds
+        self._cpu_work = (
+            self.cpu.submit_timed_work
+            if self._cpu_timed is not None and isinstance(self.cpu.service_source, CarriedTime)
+            else None
+        )
         self.contents: VolumeContents = self.content_model.bind(self.rng)
         self.refs: dict[int, int] = {}  # stored content -> references
         self.stored: dict[int, float] = {}  # stored content -> compressed bytes
@@ -217,7 +224,14 @@ class InlineReduction(Component):
     def submit(self, io: IORequest) -> Event:
         return self._read(io) if io.is_read else self._write(io)
 
-    def _read(self, io: IORequest) -> Event:
+    def submit_known(self, io: IORequest) -> Event | float:
+        """:meth:`submit`, except that a read whose every block is in RAM, on processors that say at
+        arrival when its work completes, returns that completion time (s) and schedules nothing: the
+        time its event would fire at. An open-loop source records such a read at once
+        (:class:`~storagelab.kernel.sources.OpenSource`), which saves a boot storm an event per read."""
+        return self._read(io, True) if io.is_read else self._write(io)
+
+    def _read(self, io: IORequest, known: bool = False) -> Event | float:
         self.reads += 1
         missing = []
         b = self.block
@@ -232,12 +246,17 @@ class InlineReduction(Component):
         if not missing and self._cpu_timed is not None and cpu_s > 0:
             # every block in RAM and the processors timed: _with_cpu(ram_latency, _cpu(cpu_s, io), io),
             # inline (the IO path of a read hit, most of a boot storm's IOs)
-            job = io.child()
-            job.tag = cpu_s
             env = self.env
             now = env._now
-            cpu = now + (self._cpu_timed(job) - now)
+            if self._cpu_work is not None:
+                cpu = now + (self._cpu_work(cpu_s) - now)
+            else:
+                job = io.child()
+                job.tag = cpu_s
+                cpu = now + (self._cpu_timed(job) - now)
             ram = now + self.ram_latency
+            if known:
+                return ram if ram > cpu else cpu
             ev = Event.__new__(Event)  # completion_at(env, max(ram, cpu), io), inline
             ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
             heappush(env._queue, (ram if ram > cpu else cpu, NORMAL, next(env._eid), ev))

@@ -236,12 +236,23 @@ class OpenSource(Source):
         self._timed = (
             self.target.submit_timed if self.shortcuts and getattr(self.target, "timed", False) else None
         )
-        self._pending: list[float] = []  # timed mode: completion times of IOs still in the system
+        # a target that knows some IOs' completion times at arrival (submit_known returns a time for
+        # those, an event for the rest): those are recorded at arrival, the rest at their event
+        self._known = (
+            getattr(self.target, "submit_known", None) if self.shortcuts and self._timed is None else None
+        )
+        self._pending: list[float] = []  # timed IOs: completion times of those still in the system
         completion_in(self.env, self._gap(), None).callbacks.append(self._arrive)
 
     def _arrive(self, _ev: Event) -> None:
         env, queue, gap, scale = self.env, self.env._queue, self._gap, self.rate_scale
-        issue = self._issue_timed if self._timed is not None else self._issue
+        issue = (
+            self._issue_timed
+            if self._timed is not None
+            else self._issue_known
+            if self._known is not None
+            else self._issue
+        )
         shortcuts = self.shortcuts
         if scale is None:  # every arrival is kept
             while True:
@@ -286,23 +297,49 @@ class OpenSource(Source):
         if self._record is not None:
             self._record(io.cls, done - now, done, io.size)
 
+    def _issue_known(self) -> None:
+        """The next IO, to a target that knows some completion times at arrival (``submit_known``): one
+        it knows is counted and recorded as :meth:`_issue_timed` does, the rest as :meth:`_issue` does."""
+        now = self.env._now
+        io = self._next_io()
+        done = self._known(io)
+        self.submitted += 1
+        self.issued_total += 1
+        if done.__class__ is not float:  # an event: Source._issue's accounting, inline
+            n = self.in_system
+            self._area += n * (now - self._last)
+            self._last = now
+            self.in_system = n + 1
+            done.callbacks.append(self._completed)
+            return
+        # a known completion: _issue_timed's accounting, repeated here (the open loop's hot path)
+        self._area += done - now
+        pending = self._pending
+        while pending and pending[0] <= now:
+            heappop(pending)
+            self.completed += 1
+        heappush(pending, done)
+        if self._record is not None:
+            self._record(io.cls, done - now, done, io.size)
+
     def reset_stats(self) -> None:
-        if getattr(self, "_timed", None) is not None:  # IOs finished before now are not the window's
+        if getattr(self, "_pending", None):  # timed IOs finished before now are not the window's
             while self._pending and self._pending[0] <= self.env._now:
                 heappop(self._pending)
         super().reset_stats()
-        if getattr(self, "_timed", None) is not None:  # count only the part after now of IOs in flight
+        if getattr(self, "_pending", None):  # count only the part after now of timed IOs in flight
             now = self.env._now
             self._area = sum(d - now for d in self._pending if d > now)
 
     def littles_law(self) -> dict[str, float]:
-        if self._timed is None:
+        if self._timed is None and self._known is None:
             return super().littles_law()
         now, pending = self.env._now, self._pending
         while pending and pending[0] <= now:
             heappop(pending)
             self.completed += 1
-        area = self._area - sum(d - now for d in pending)
+        # timed IOs added their whole time in the system at arrival; the others accrue as they wait
+        area = self._area + self.in_system * (now - self._last) - sum(d - now for d in pending)
         elapsed = now - self._t0
         return {
             "mean_in_system": area / elapsed if elapsed > 0 else float("nan"),

@@ -144,6 +144,29 @@ class Station(Component):
         heappush(inflight, done)
         return done
 
+    def submit_timed_work(self, s: float) -> float:
+        """:meth:`submit_timed` for a job of ``s`` seconds of service on a station whose service time
+        each job carries (:class:`~storagelab.kernel.service.CarriedTime`), with no IO object made to
+        carry it: the same completion time and statistics as ``submit_timed`` of an IO tagged ``s``."""
+        # submit_timed(io) with its service s given, inline
+        now = self.env._now
+        free = self._free
+        start = free[0]
+        if start < now:
+            start = now
+        done = start + s
+        heapreplace(free, done)
+        self.busy_time += s
+        self.wait_time += start - now
+        self.service_time_done += s
+        self.accepted += 1
+        inflight = self._inflight
+        while inflight and inflight[0] <= now:
+            heappop(inflight)
+            self.completed += 1
+        heappush(inflight, done)
+        return done
+
     def _submit_fast(self, io: IORequest) -> Event:
         # completion_in(env, submit_timed(io) - now, io), with both inline: the hot path of every
         # closed-loop run (the body of submit_timed, line for line)
