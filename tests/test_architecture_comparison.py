@@ -225,7 +225,9 @@ def test_a_pilot_without_a_bracket_starts_the_first_replication_at_its_end_and_o
     assert tried[1] == pytest.approx(settings.high / 1.05**2)  # 4 failed: a step of (1 + tolerance)^2 down
     assert walked.bracket[1] < settings.high
     failed = {"row": {"status": "fails at the lowest load", "headroom": 0.125}, "evaluations": None}
-    assert _replication(mix, curve, settings, "fit", 0, failed, pilot=True).evaluations[0]["multiplier"] == 0.125
+    assert (
+        _replication(mix, curve, settings, "fit", 0, failed, pilot=True).evaluations[0]["multiplier"] == 0.125
+    )
     cannot = {"row": {"status": "cannot host"}, "evaluations": None}
     assert _replication(mix, curve, settings, "fit", 0, cannot, pilot=True) is cannot
     with pytest.raises(ValueError, match="pilot_s must be >= 0"):
