@@ -179,9 +179,9 @@ class ClearOutcome:
       drifts above rose from check to check);
     - **clearly missed**: some level's ratio is at least ``missed`` and has not fallen since the previous
       check (a queue that only grows), or at least ``missed_rising`` and risen over each of the last two
-      check intervals (a run just past saturation: on the full settings of notebook 19, XtremIO at 4.52
-      times rose 1.28, 1.29, 1.30 over 2.5-4 s and ended its 10 s at 1.34, a vSAN hybrid at 4 times rose
-      1.40, 1.54, 1.64 and ended at 1.92), whether or not a component is out of its range;
+      check intervals (a run just past saturation, whose latency settles above the limit or keeps
+      climbing: next to the boundary, such a run often stays under twice its limit to its end, so the
+      rule above lets it run its full length), whether or not a component is out of its range;
     - **out of range**: a component outside the range it is valid for (a published curve's station past
       its last published point, :data:`BEYOND_RANGE`) at two checks running: the search counts such a
       run as failed whatever its latency, so it ends there (a run out of range is never called met);
@@ -192,9 +192,10 @@ class ClearOutcome:
     EqualLogic's Exchange class completed 17 by the last check at 24 times its limit, and waiting for
     its 30th held the run to its end while its OLTP class, over 30 IOs, was already at 23 times). Never
     at the first check (two are needed to see a trend). A run it stops reports what it measured up to the stop (its
-    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed`` and
-    decides as the full run would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
-    of the latency after the check without a drift before it. How often that happens is measured, not
+    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed_rising`` and
+    decides as the full run would unless the remaining time would carry the ratio across 1: from ``met``
+    (0.5) that is a doubling of the latency after the check without a drift before it; from
+    ``missed_rising`` (1.25) a fall by a fifth after two rises. How often that happens is measured, not
     assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in full and counts the
     decisions that differ. :attr:`CHECKS` are the fractions of the measured time a search checks at
     (``simulate(..., checks=ClearOutcome.CHECKS)``): the third, where the two-interval rules can first
