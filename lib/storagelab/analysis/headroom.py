@@ -199,9 +199,8 @@ class ClearOutcome:
     ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed_rising`` and
     decides as the full run would unless the remaining time would carry the ratio across 1: from ``met``
     (0.5) that is a doubling of the latency after the check without a drift before it. How often that
-    happens is measured, not
-    assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in full and counts the
-    decisions that differ. :attr:`CHECKS` are the fractions of the measured time a search checks at
+    happens is measured, not assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in
+    full and counts the decisions that differ. :attr:`CHECKS` are the fractions of the measured time a search checks at
     (``simulate(..., checks=ClearOutcome.CHECKS)``): the third, where the two-interval rules can first
     decide, at a quarter."""
 
