@@ -232,23 +232,19 @@ def _replication(
     ``high``) gives its finished row instead (a dict, as :func:`_search` returns), which the later
     replications pass on without running. With ``pilot``, ``first`` is the pilot search (:func:`_pilot`)
     and this the first replication: it starts from the pilot's final bracket; where the pilot's short runs
-    found none (the levels failed at ``low`` or held at ``high``: long runs may not), at that end of the
-    bracket, stepping from it by ``(1 + tolerance)**2``, squared at each step (one run where the long runs
-    end there too; before, a walk from ``s.start``: the 8-host vSAN hybrid of ``params/full`` made five
-    runs up from 1 to fail at 8); where the data do not fit, that row is passed on."""
-    warm: float | tuple[float, float] | None = None
+    found none (the levels failed at ``low`` or held at ``high``: long runs may not), it walks from
+    ``s.start`` as without a pilot; where the data do not fit, that row is passed on."""
     if pilot and isinstance(first, dict) and first["row"]["status"] != "cannot host":
-        warm, first = first["row"]["headroom"], None  # the end of the bracket the pilot stopped at
+        first = None
     if isinstance(first, dict):
         return first
-    if isinstance(first, Replication):
-        warm = first.bracket
     _, placement = _topology(c, bound)
     levels = mix.service_levels(placement)
     run = candidate_run(mix, c, s, bound, early_stop=s.early_stop)
     try:
         return search_replication(run, levels, s.seed + r, low=s.low, high=s.high, start=s.start,
-                                  tolerance=s.tolerance, probe_high=True, warm=warm)  # fmt: skip
+                                  tolerance=s.tolerance, probe_high=True,
+                                  warm=None if first is None else first.bracket)  # fmt: skip
     except CapacityExceeded as err:  # the mix's data does not fit where the placement puts it
         row = _row(c, bound, headroom=None, low=None, high=None, status="cannot host", fails_first=str(err),
                    bottleneck="", bottleneck_utilisation=None)  # fmt: skip
