@@ -248,7 +248,7 @@ def test_a_level_missed_over_enough_ios_stops_the_run_whatever_the_other_levels_
     assert decisions([40.0, 30.0], 40) == [False, False]  # falling: a transient that may drain
     assert decisions([1.0, 1.0], 40) == [False, False]  # met by busy, but slow has 5 IOs
     assert decisions([1.0, 1.0], 40, slow=(30, 0.001)) == [False, True]  # both counted: met
-    with pytest.raises(ValueError, match="saturated_met <= met"):
+    with pytest.raises(ValueError, match="saturated_met <= flat_met <= met"):
         ClearOutcome(levels, saturated_met=0.6)
 
 
@@ -262,6 +262,45 @@ def test_near_saturation_a_run_is_called_met_only_with_the_wider_margin(ms, busi
     check), so 0.3 runs on."""
     stop = ClearOutcome([LatencyObjective("io", "mean_ms", 10.0)])
     assert [stop(_partial({"io": [ms / 1e3] * 40}, busiest)) for _ in range(2)] == [False, stops]
+
+
+def test_a_level_above_its_limit_and_rising_over_two_check_intervals_stops_the_run_as_missed():
+    """A 10 mean_ms level over 40 IOs: at 1.5, 1.6 and 1.7 times its limit (risen over each of the last
+    two check intervals, as a run just past saturation does) the run is missed at the third check; a
+    level that fell in between, or rose only to 1.45 times (below ``missed_rising``, 1.5), runs on; two
+    checks are not enough for this rule, while at twice the limit one rise still is."""
+
+    def decisions(ms):
+        stop = ClearOutcome([LatencyObjective("io", "mean_ms", 10.0)])
+        return [stop(_partial({"io": [m / 1e3] * 40})) for m in ms]
+
+    assert decisions([15.0, 16.0, 17.0]) == [False, False, True]
+    assert decisions([15.0, 16.0, 15.5, 16.0]) == [False, False, False, False]  # fell at the third check
+    assert decisions([13.0, 13.5, 14.0, 14.5]) == [False, False, False, False]  # under 1.5 times
+    assert decisions([15.0, 16.0]) == [False, False]
+    assert decisions([21.0, 22.0]) == [False, True]
+    with pytest.raises(ValueError, match="missed_rising <= missed"):
+        ClearOutcome([LatencyObjective("io", "mean_ms", 10.0)], missed_rising=2.5)
+
+
+@pytest.mark.parametrize(
+    ("ms", "stops"),
+    [
+        ([3.0, 3.0, 3.0], [False, False, True]),  # flat: met at the third check
+        ([3.0, 3.1, 3.2], [False, False, True]),  # +3.3 % and +3.2 %: within a factor 1.05
+        ([3.0, 3.3, 3.6], [False, False, False]),  # +10 % and +9 %: steady, but drifting up
+        ([2.0, 3.0, 3.0], [False, False, False]),  # +50 %, then flat: the earlier interval rose
+        ([3.0, 3.0, 6.0], [False, False, False]),  # at 0.6 times: above ``met``
+        ([4.5, 4.5, 4.5], [False, False, False]),  # flat at 0.45 times: above ``flat_met`` (0.4)
+    ],
+)
+def test_near_saturation_a_run_is_met_with_the_narrow_margin_only_when_flat_over_two_intervals(ms, stops):
+    """A 10 mean_ms level over 40 IOs with a component 95 % busy: above an eighth of the limit the run
+    is called met only at most 0.4 times it and once three checks agree (the ratio grew by at most 5 %
+    over each of the last two intervals, where the drifts this margin guards against rose from check to
+    check)."""
+    stop = ClearOutcome([LatencyObjective("io", "mean_ms", 10.0)])
+    assert [stop(_partial({"io": [m / 1e3] * 40}, 0.95)) for m in ms] == stops
 
 
 def _fake_run(boundary):

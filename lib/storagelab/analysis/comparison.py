@@ -208,7 +208,7 @@ def candidate_run(
         sources = mix.sources(volumes, placement, m)
         stop = ClearOutcome(levels) if early_stop else None
         return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
-                        progress=False, stop=stop)  # fmt: skip
+                        progress=False, stop=stop, checks=ClearOutcome.CHECKS)  # fmt: skip
 
     return run
 

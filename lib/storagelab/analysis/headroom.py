@@ -174,8 +174,18 @@ class ClearOutcome:
       Exchange class went from 0.059 at the check where it stops (1.25 s) to 0.30 at the end of its
       2 s run, 5.1 times: from 0.125, 8 times is left before a stopped run would have missed; below
       saturation the latency at the check is already near its steady level, so ``met`` leaves 2 times);
+    - **clearly met, flat**: near saturation, every level's ratio at most ``flat_met`` and flat over the
+      last two check intervals (grown by at most a factor ``flat`` in each: three checks that agree, where
+      the drifts above rose from check to check). Flat is not steady: on notebook 19's full settings a
+      NexGen run stopped so at 0.36 ended its 10 s at 0.77, 2.1 times (``python -m
+      storagelab.verify.early_stop``), so ``flat_met`` (0.4) leaves 2.5 times;
     - **clearly missed**: some level's ratio is at least ``missed`` and has not fallen since the previous
-      check (a queue that only grows), whether or not a component is out of its range;
+      check (a queue that only grows), or at least ``missed_rising`` and risen over each of the last two
+      check intervals (a run just past saturation, whose latency settles above the limit or keeps
+      climbing: next to the boundary, such a run often stays under twice its limit to its end, so the
+      rule above lets it run its full length), whether or not a component is out of its range. A
+      warm-up transient can rise and then fall: a VPLEX run stopped at 3.9 times ended at 2.7, a third
+      lower, so ``missed_rising`` (1.5) leaves a fall by a third;
     - **out of range**: a component outside the range it is valid for (a published curve's station past
       its last published point, :data:`BEYOND_RANGE`) at two checks running: the search counts such a
       run as failed whatever its latency, so it ends there (a run out of range is never called met);
@@ -186,11 +196,16 @@ class ClearOutcome:
     EqualLogic's Exchange class completed 17 by the last check at 24 times its limit, and waiting for
     its 30th held the run to its end while its OLTP class, over 30 IOs, was already at 23 times). Never
     at the first check (two are needed to see a trend). A run it stops reports what it measured up to the stop (its
-    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed`` and
-    decides as the full run would unless the remaining time would carry the ratio across 1: from ``met`` (0.5) that is a doubling
-    of the latency after the check without a drift before it. How often that happens is measured, not
-    assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in full and counts the
-    decisions that differ."""
+    ``duration`` says when), so the search sees a ratio at most ``met`` or at least ``missed_rising`` and
+    decides as the full run would unless the remaining time would carry the ratio across 1: from ``met``
+    (0.5) that is a doubling of the latency after the check without a drift before it. How often that
+    happens is measured, not assumed: ``python -m storagelab.verify.early_stop`` reruns stopped runs in
+    full and counts the decisions that differ. :attr:`CHECKS` are the fractions of the measured time a search checks at
+    (``simulate(..., checks=ClearOutcome.CHECKS)``): the third, where the two-interval rules can first
+    decide, at a quarter."""
+
+    #: When a headroom search's runs are checked (fractions of the measured time).
+    CHECKS = (0.125, 0.1875, 0.25, 0.5)
 
     def __init__(
         self,
@@ -198,19 +213,29 @@ class ClearOutcome:
         *,
         met: float = 0.5,
         missed: float = 2.0,
+        missed_rising: float = 1.5,
         steady: float = 1.1,
+        flat: float = 1.05,
         stable: float = 0.9,
         saturated_met: float = 0.125,
+        flat_met: float = 0.4,
         min_ios: int = 30,
     ) -> None:
-        if not 0 < saturated_met <= met < 1 < missed or steady < 1 or not 0 < stable <= 1 or min_ios < 1:
+        if (
+            not 0 < saturated_met <= flat_met <= met < 1 < missed_rising <= missed
+            or not 1 <= flat <= steady
+            or not 0 < stable <= 1
+            or min_ios < 1
+        ):
             raise ValueError(
-                "ClearOutcome needs 0 < saturated_met <= met < 1 < missed, steady >= 1, 0 < stable <= 1 "
-                "and min_ios >= 1"
+                "ClearOutcome needs 0 < saturated_met <= flat_met <= met < 1 < missed_rising <= missed, "
+                "1 <= flat <= steady, 0 < stable <= 1 and min_ios >= 1"
             )
         self.levels, self.met, self.missed, self.steady, self.min_ios = levels, met, missed, steady, min_ios
+        self.missed_rising, self.flat, self.flat_met = missed_rising, flat, flat_met
         self.stable, self.saturated_met = stable, saturated_met
         self.previous: list[float] | None = None
+        self.earlier: list[float] | None = None  # the ratios at the check before the previous one
         self.beyond = False  # whether the previous check found a component outside its valid range
 
     def __call__(self, partial: SimulationResult) -> bool:
@@ -219,7 +244,7 @@ class ClearOutcome:
         for lv in self.levels:
             counts.append(sum(rec.histogram(c).count for c in lv.members or (lv.cls,) if c in rec.classes))
             ratios.append(lv.ratio(partial))
-        before, self.previous = self.previous, ratios
+        earlier, before, self.earlier, self.previous = self.earlier, self.previous, self.previous, ratios
         beyond, self.beyond = self.beyond, _beyond_range(partial) is not None
         if before is None:
             return False
@@ -228,14 +253,26 @@ class ClearOutcome:
             for r, b, n in zip(ratios, before, counts, strict=True)
         ):
             return True  # clearly missed (out of range or not, the run fails)
+        if earlier is not None and any(
+            n >= self.min_ios and r >= self.missed_rising and r >= b >= e
+            for r, b, e, n in zip(ratios, before, earlier, counts, strict=True)
+        ):
+            return True  # past saturation: above the limit and rising at each of the last two checks
         if self.beyond:
             return beyond  # out of range at two checks running: it fails, whatever its latency
         if min(counts) < self.min_ios:
             return False
-        busiest = partial.bottleneck()[1]
-        # a component near saturation asks for the wider margin (NaN, none reporting one, does not)
-        met = self.saturated_met if busiest > self.stable else self.met
-        return all(r <= met and r <= b * self.steady for r, b in zip(ratios, before, strict=True))
+        if all(r <= self.met and r <= b * self.steady for r, b in zip(ratios, before, strict=True)):
+            busiest = partial.bottleneck()[1]
+            # a component near saturation asks for the wider margin (NaN, none reporting one, does not)
+            if not busiest > self.stable or all(r <= self.saturated_met for r in ratios):
+                return True
+            # or for ratios that stayed flat over the last two check intervals
+            return earlier is not None and all(
+                r <= self.flat_met and r <= b * self.flat and b <= e * self.flat
+                for r, b, e in zip(ratios, before, earlier, strict=True)
+            )
+        return False
 
 
 def log_interval(
