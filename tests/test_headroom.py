@@ -15,6 +15,7 @@ from scipy import stats
 from storagelab import theory
 from storagelab.analysis.headroom import (
     BEYOND_RANGE,
+    MIN_IOS,
     ClearOutcome,
     LatencyObjective,
     OutsideBracket,
@@ -492,3 +493,38 @@ def test_a_replication_warm_started_at_an_earlier_bracket_confirms_it_in_two_run
     assert runs[:3] == [1.9, pytest.approx(1.9 * ratio), pytest.approx(1.9 * ratio**3)]
     lo, hi = above.bracket
     assert lo <= 2.5 < hi and hi / lo <= 1.1 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("oltp", "exchange", "named"),
+    [
+        ((40, 0.030), (0, None), "oltp"),  # exchange unmeasured (no IO yet, ratio inf): oltp fails, measured
+        ((40, 0.030), (MIN_IOS - 1, 0.100), "oltp"),  # exchange worse (10 times), one IO short
+        ((40, 0.030), (MIN_IOS, 0.100), "exchange"),  # both measured: the worse
+        ((40, 0.005), (0, None), "exchange"),  # oltp holds: the level with no IO is what fails
+        ((MIN_IOS - 1, 0.030), (0, None), "exchange"),  # neither measured: the worst, as before
+    ],
+)
+def test_what_fails_first_is_a_level_measured_over_enough_ios_where_one_fails(oltp, exchange, named):
+    """Two 10 mean_ms levels failing at the bracket's low end: the level named as what fails first is the
+    worst of the failing levels counted over at least ``MIN_IOS`` (30) IOs, where there is one: a run
+    stopped early may not have completed an IO of a slow closed class yet (its ratio inf), which named
+    it in notebook 19's default run of the EqualLogic, where the full run names OLTP. Where no failing
+    level is so measured, the worst level is named, as before."""
+
+    def run(m, seed):
+        hists = {}
+        for cls, (n, latency) in (("oltp", oltp), ("exchange", exchange)):
+            if n:
+                hists[cls] = LatencyHistogram()
+                hists[cls].record_many([latency] * n)
+        comps = pl.DataFrame({"component": ["disk"], "statistic": ["utilisation"], "value": [1.0]})
+        return SimpleNamespace(duration=1.0, issued=1,
+                               recorder=SimpleNamespace(classes=tuple(hists), histogram=hists.__getitem__),
+                               components=lambda: comps, bottleneck=lambda: ("disk", 1.0))  # fmt: skip
+
+    levels = [LatencyObjective("oltp", "mean_ms", 10.0), LatencyObjective("exchange", "mean_ms", 10.0)]
+    with pytest.raises(OutsideBracket) as caught:
+        search_replication(run, levels, 1, low=0.125, high=4.0, start=0.125)
+    assert caught.value.side == "low"
+    assert caught.value.failing.startswith(named)

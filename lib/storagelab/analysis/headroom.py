@@ -60,6 +60,11 @@ METRIC_FORMS = "mean_ms, or pNN_ms for the NN-th percentile (p95_ms, p99_ms, p99
 _PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?)_ms")
 
 
+#: IOs a service level must be measured over before a run is called met or missed on it early
+#: (:class:`ClearOutcome`), or before it is named as what fails first where a level so measured fails too
+#: (:func:`search_replication`).
+MIN_IOS = 30
+
 #: How a search step that left a component's valid range is labelled.
 RANGE_FAILURE = "beyond its published range"
 
@@ -116,6 +121,11 @@ class LatencyObjective:
             return math.nan
         q = percentile_of(self.metric)
         return 1e3 * (merged.mean if q is None else merged.percentile(q))
+
+    def count(self, res: SimulationResult) -> int:
+        """The IOs of the members completed in the measurement window (what :meth:`measure` is over)."""
+        rec = res.recorder
+        return sum(rec.histogram(c).count for c in self.members or (self.cls,) if c in rec.classes)
 
     def ratio(self, res: SimulationResult) -> float:
         """Measured over limit (> 1: missed); a class with no completed IO misses (``inf``)."""
@@ -190,7 +200,7 @@ class ClearOutcome:
       its last published point, :data:`BEYOND_RANGE`) at two checks running: the search counts such a
       run as failed whatever its latency, so it ends there (a run out of range is never called met);
 
-    a level counted over at least ``min_ios`` IOs (30: a mean of exponential-like latencies is then
+    a level counted over at least ``min_ios`` IOs (:data:`MIN_IOS`, 30: a mean of exponential-like latencies is then
     known to about 18 %, far inside the factor of two the margins leave): every level, to call the run
     met; the level that misses, to call it missed (an overloaded closed class completes few IOs: the
     EqualLogic's Exchange class completed 17 by the last check at 24 times its limit, and waiting for
@@ -219,7 +229,7 @@ class ClearOutcome:
         stable: float = 0.9,
         saturated_met: float = 0.125,
         flat_met: float = 0.4,
-        min_ios: int = 30,
+        min_ios: int = MIN_IOS,
     ) -> None:
         if (
             not 0 < saturated_met <= flat_met <= met < 1 < missed_rising <= missed
@@ -239,10 +249,9 @@ class ClearOutcome:
         self.beyond = False  # whether the previous check found a component outside its valid range
 
     def __call__(self, partial: SimulationResult) -> bool:
-        rec = partial.recorder
         ratios, counts = [], []
         for lv in self.levels:
-            counts.append(sum(rec.histogram(c).count for c in lv.members or (lv.cls,) if c in rec.classes))
+            counts.append(lv.count(partial))
             ratios.append(lv.ratio(partial))
         earlier, before, self.earlier, self.previous = self.earlier, self.previous, self.previous, ratios
         beyond, self.beyond = self.beyond, _beyond_range(partial) is not None
@@ -345,8 +354,8 @@ class Replication:
     """One replication of a headroom search (seed ``seed``): its ``answer`` (the geometric middle of its
     final bracket; whole multipliers: the largest that held), the bracket's half-width on the log scale
     (``resolution``) and the bracket itself (``(lo, hi)``: ``lo`` held, ``hi`` did not), at the first
-    multiplier past the answer the service level that ``fails_first`` with
-    its ratio and the ``bottleneck`` with its utilisation, and its runs (``evaluations``: rows as in
+    multiplier past the answer the service level that ``fails_first`` (the worst of the failing levels
+    measured over :data:`MIN_IOS` IOs or more, where there is one; else the worst) with its ratio and the ``bottleneck`` with its utilisation, and its runs (``evaluations``: rows as in
     :attr:`Headroom.evaluations`)."""
 
     seed: int
@@ -403,7 +412,7 @@ def search_replication(
         if m in seen:
             return seen[m][0]
         res = run(m, s)
-        worst, label = -math.inf, ""
+        ranked = []  # (failing and measured over MIN_IOS IOs, ratio, label): the largest fails first
         beyond = _beyond_range(res)
         for lv in levels:
             value = lv.measure(res)
@@ -411,9 +420,12 @@ def search_replication(
             rows.append({"seed": s, "multiplier": float(m), "service_level": lv.label, "class": lv.cls,
                          "metric": lv.metric, "measured_ms": value, "limit_ms": lv.limit_ms, "ratio": ratio,
                          "run_s": res.duration, "ios": res.issued, "in_range": beyond is None})  # fmt: skip
-            if ratio > worst:
-                worst, label = ratio, lv.label
-        ok = beyond is None and worst <= 1.0
+            ranked.append((ratio > 1.0 and lv.count(res) >= MIN_IOS, ratio, lv.label))
+        # what fails first: the worst of the failing levels measured over enough IOs, where there is one (a run
+        # stopped early may not yet have completed an IO of a slow class: its ratio is inf, but unmeasured),
+        # else the worst level; the first of equals
+        _, worst, label = max(ranked, key=lambda r: (r[0], r[1])) if ranked else (False, -math.inf, "")
+        ok = beyond is None and max((r[1] for r in ranked), default=-math.inf) <= 1.0
         if beyond is not None:
             label = f"{beyond}: {RANGE_FAILURE}"
         seen[m] = (ok, label, worst, *res.bottleneck())
