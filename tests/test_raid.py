@@ -421,3 +421,34 @@ def test_a_raid_set_counts_completions_as_their_events_were_processed():
         run_until(env, env.now + 1.0)
     assert len(rs._single_ends) < _COUNT_AT
     assert rs.stats(1.0)["completed"] == 6 + 3 * _COUNT_AT  # each done 0.25 s after it was submitted
+
+
+def test_a_raid_set_gives_a_device_station_the_member_address_and_leaves_the_io_as_it_was():
+    """A one-unit IO on a RAID-0 of device stations reaches its member at the member's address (the device
+    checks that address against its capacity) and comes back with the address it was submitted at."""
+    import pytest
+    import simpy
+
+    from storagelab.components import raid
+    from storagelab.components.raid_set import RaidSet
+    from storagelab.devices import SSD, CapacityExceeded
+    from storagelab.kernel import IORequest, RunContext, Station
+    from storagelab.kernel.randomness import RandomStreams
+    from storagelab.provenance import Param
+
+    base = SSD.preset("SATA SSD")
+    keys = ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth", "parallelism")
+    small = Param(16, "KiB", "document", "this test: four 4 KiB stripe units")
+    env = simpy.Environment()
+    members = [Station(f"ssd{i}", SSD(f"ssd{i}", **{k: base.params[k] for k in keys}, capacity=small))
+               for i in range(2)]  # fmt: skip
+    rs = RaidSet("r0", raid.Raid0(2, 4096), members)
+    rs.bind(RunContext(env=env, streams=RandomStreams(1)))
+    assert rs._reads_fields == [True, True]
+    io = IORequest(True, 4096, 7 * 4096)  # unit 7: member 1, its unit 3 (at 12288, inside 16 KiB)
+    done = []
+    rs.submit(io).callbacks.append(lambda e: done.append(e.value.address))
+    env.run(until=1.0)
+    assert done == [7 * 4096] and members[1].stats(1.0)["completed"] == 1.0
+    with pytest.raises(CapacityExceeded, match=r"\[16384, 20480\)"):  # unit 9: member 1, its unit 4
+        rs.submit(IORequest(True, 4096, 9 * 4096))

@@ -16,6 +16,8 @@ from storagelab.components.raid import Raid0
 from storagelab.kernel.component import Component, completion_at, fire
 from storagelab.kernel.composition import join_all, join_first
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.service import CarriedTime
+from storagelab.kernel.station import Station
 
 #: The fewest completion times a RAID set holds before counting those that have passed.
 _COUNT_AT = 4096
@@ -81,6 +83,13 @@ class RaidSet(Component):
     def on_bind(self) -> None:
         # members that can say at arrival when an IO completes (FIFO stations on their fast path)
         self._timed = [m.submit_timed if getattr(m, "timed", False) else None for m in self.members]
+        # of those, the stations whose fast path reads an IO's fields when it arrives and keeps nothing of it
+        # (a device model or a distribution): they can be given the IO itself at the member's address, for
+        # the call, instead of a member IO made for it
+        self._reads_fields = [
+            isinstance(m, Station) and m.fast and not isinstance(m.service_source, CarriedTime)
+            for m in self.members
+        ]
         # RAID-0 maps an IO inside one stripe unit onto one member by arithmetic alone: the stripe unit
         # and data units per stripe, for submit() to do what Raid0.plan() would without building a plan
         self._unit = (self.layout.stripe_unit, self.layout.data_units) if type(self.layout) is Raid0 else None
@@ -129,6 +138,16 @@ class RaidSet(Component):
             u, off = divmod(io.address, su)
             if off + io.size <= su:
                 s, member = divmod(u, k)
+                if self._reads_fields[member]:  # _one_member's timed case, with the IO itself at the member
+                    now, address = self.env._now, io.address
+                    io.address = s * su + off
+                    at = now + (self._timed[member](io) - now)
+                    io.address = address
+                    ends = self._single_ends
+                    ends.append(at)
+                    if len(ends) >= self._count_at:
+                        self._count_single(now)
+                    return completion_at(self.env, at, io)
                 return self._one_member(io, member, io.child(address=s * su + off))
         phases = self.layout.plan(io.is_read, io.address, io.size)
         if len(phases) == 1 and len(ops := phases[0].ops) == 1 and self.pending is None:
