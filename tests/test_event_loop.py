@@ -145,3 +145,36 @@ def test_a_run_leaves_no_more_cyclic_garbage_when_it_runs_four_times_longer(mode
     (short_ios, short), (long_ios, long) = garbage[1], garbage[4]
     assert long_ios > 3 * short_ios
     assert long < 1.2 * short + 200, garbage
+
+
+def _fire_last_order(use_fire_last: bool, tie: bool) -> tuple[list, int]:
+    """Event X at 1.0 whose last callback completes ``done`` (with fire_last, or with succeed as SimPy
+    does), and Y, due at 1.0 too when ``tie``, else at 2.0; the order their callbacks ran in and how many
+    events the queue held just after X's callback."""
+    from storagelab.kernel.component import fire_last
+
+    env, log, held = simpy.Environment(), [], []
+    done = env.event()
+    done.callbacks.append(lambda e: log.append(("done", e.env.now, e.value)))
+
+    def last(_ev):
+        log.append(("x", env.now))
+        fire_last(done, "v") if use_fire_last else done.succeed("v")
+        held.append(len(env._queue))
+
+    env.timeout(1.0).callbacks.append(last)
+    env.timeout(1.0 if tie else 2.0).callbacks.append(lambda e: log.append(("y", e.env.now)))
+    run_until(env, 5.0)
+    return log, held[0]
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_fire_last_runs_callbacks_in_the_order_succeed_gives_them(tie):
+    """With nothing else due at the instant, inline and without a queued event; with another event due
+    then (a tie), queued behind it, as ``succeed`` does."""
+    ours, ours_held = _fire_last_order(True, tie)
+    simpys, simpy_held = _fire_last_order(False, tie)
+    assert ours == simpys
+    assert ours.index(("done", 1.0, "v")) == (2 if tie else 1)  # after y only when y is due at 1.0 too
+    # the stop event and y, and done when it was queued: one fewer event where it ran inline
+    assert ours_held == simpy_held - (0 if tie else 1)

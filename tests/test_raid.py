@@ -389,3 +389,66 @@ def test_a_raid0_set_sends_each_io_where_the_layout_plans_it():
         planned = [(op.member, op.is_read, op.address, op.size) for step in layout.plan(is_read, address, size)
                    for op in step.ops]  # fmt: skip
         assert seen == planned, (is_read, address, size)
+
+
+def test_a_raid_set_counts_completions_as_their_events_were_processed():
+    """Completions of one-member IOs on timed members are counted at the window's ends from their times:
+    those before the stop (processed), not one due exactly at it, the same count as a callback on each
+    completion event; the warm-up's are forgotten at the reset, and a long run keeps the list short."""
+    import simpy
+
+    from storagelab.components import raid
+    from storagelab.components.raid_set import _COUNT_AT, RaidSet
+    from storagelab.kernel import Deterministic, IORequest, RunContext, Station
+    from storagelab.kernel.event_loop import run_until
+    from storagelab.kernel.randomness import RandomStreams
+
+    env = simpy.Environment()
+    members = [Station(f"d{i}", Deterministic(0.25)) for i in range(2)]
+    rs = RaidSet("r0", raid.Raid0(2, 4096), members)
+    rs.bind(RunContext(env=env, streams=RandomStreams(1)))
+    processed = []
+    for k in range(8):  # at 0: eight IOs on member 0 (even units), done at 0.25, 0.5, ..., 2.0
+        rs.submit(IORequest(True, 4096, 2 * k * 4096)).callbacks.append(lambda e: processed.append(env.now))
+    run_until(env, 0.6)  # 0.25 and 0.5 done: warm-up
+    rs.reset_stats()
+    run_until(env, 1.5)  # 0.75, 1.0 and 1.25 processed; the one due at 1.5 waits for the next call
+    assert rs.stats(1.0)["completed"] == 3 == len([t for t in processed if t > 0.6])
+    run_until(env, 3.0)
+    assert rs.stats(2.4)["completed"] == 6 == rs.stats(2.4)["member_ios"]
+    for _ in range(3 * _COUNT_AT):  # a long run: counted as it goes, so the list stays under _COUNT_AT long
+        rs.submit(IORequest(True, 4096, 4096))
+        run_until(env, env.now + 1.0)
+    assert len(rs._single_ends) < _COUNT_AT
+    assert rs.stats(1.0)["completed"] == 6 + 3 * _COUNT_AT  # each done 0.25 s after it was submitted
+
+
+def test_a_raid_set_gives_a_device_station_the_member_address_and_leaves_the_io_as_it_was():
+    """A one-unit IO on a RAID-0 of device stations reaches its member at the member's address (the device
+    checks that address against its capacity) and comes back with the address it was submitted at."""
+    import pytest
+    import simpy
+
+    from storagelab.components import raid
+    from storagelab.components.raid_set import RaidSet
+    from storagelab.devices import SSD, CapacityExceeded
+    from storagelab.kernel import IORequest, RunContext, Station
+    from storagelab.kernel.randomness import RandomStreams
+    from storagelab.provenance import Param
+
+    base = SSD.preset("SATA SSD")
+    keys = ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth", "parallelism")
+    small = Param(16, "KiB", "document", "this test: four 4 KiB stripe units")
+    env = simpy.Environment()
+    members = [Station(f"ssd{i}", SSD(f"ssd{i}", **{k: base.params[k] for k in keys}, capacity=small))
+               for i in range(2)]  # fmt: skip
+    rs = RaidSet("r0", raid.Raid0(2, 4096), members)
+    rs.bind(RunContext(env=env, streams=RandomStreams(1)))
+    assert rs._reads_fields == [True, True]
+    io = IORequest(True, 4096, 7 * 4096)  # unit 7: member 1, its unit 3 (at 12288, inside 16 KiB)
+    done = []
+    rs.submit(io).callbacks.append(lambda e: done.append(e.value.address))
+    env.run(until=1.0)
+    assert done == [7 * 4096] and members[1].stats(1.0)["completed"] == 1.0
+    with pytest.raises(CapacityExceeded, match=r"\[16384, 20480\)"):  # unit 9: member 1, its unit 4
+        rs.submit(IORequest(True, 4096, 9 * 4096))

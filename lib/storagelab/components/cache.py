@@ -329,7 +329,10 @@ class WriteBackBuffer(Component):
             dirty = self._dirty_blocks
             if dirty is None:
                 dirty = self._dirty_blocks = self._index_dirty()
-            if all(b in dirty for b in _blocks(io, self.block_bytes)):
+            block = self.block_bytes
+            first, last = io.address // block, (io.address + io.size - 1) // block
+            # every block the read covers is dirty: the one block, in the common case of a read within one
+            if first in dirty if first == last else all(b in dirty for b in range(first, last + 1)):
                 self.read_hits += 1
                 return completion_in(self.env, self.write_latency, io)
             return self.backend.submit(io)

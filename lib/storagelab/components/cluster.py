@@ -163,8 +163,11 @@ class ReplicatedCluster(Component):
                 self._rr = (self._rr + 1) % self.replicas
                 node = (node + self._rr) % n
             self.node_ios += 1
-            if self.compact:
-                io.address = self._local_address(io.address, node)
+            if self.compact:  # self._local_address(io.address, node), inline
+                size, copy_run = self.placement_bytes, self.copy_run
+                region, offset = divmod(io.address, size)
+                run, j = divmod(region // n, copy_run)
+                io.address = ((run * self.replicas + (node - region) % n) * copy_run + j) * size + offset
             return nodes[node].submit(io)
         targets = self._targets(io)
         self.node_ios += len(targets)
@@ -172,10 +175,18 @@ class ReplicatedCluster(Component):
         done = Event.__new__(Event)  # Event(self.env), without its __init__ call
         done.env, done.callbacks = self.env, []
         all_done = AllOf(done, len(targets), io)
-        nodes, compact = self.nodes, self.compact
-        for k in targets:
-            member = io.child(address=self._local_address(io.address, k)) if compact else io.child()
-            nodes[k].submit(member).callbacks.append(all_done)
+        nodes = self.nodes
+        if self.compact:  # self._local_address(io.address, k) for each copy, inline: one region for all
+            n, size, copy_run = len(nodes), self.placement_bytes, self.copy_run
+            region, offset = divmod(io.address, size)
+            run, j = divmod(region // n, copy_run)
+            base = run * self.replicas
+            for k in targets:
+                address = ((base + (k - region) % n) * copy_run + j) * size + offset
+                nodes[k].submit(io.child(address=address)).callbacks.append(all_done)
+        else:
+            for k in targets:
+                nodes[k].submit(io.child()).callbacks.append(all_done)
         return done
 
     def stats(self, elapsed: float) -> dict[str, float]:

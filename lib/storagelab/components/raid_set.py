@@ -16,6 +16,11 @@ from storagelab.components.raid import Raid0
 from storagelab.kernel.component import Component, completion_at, fire
 from storagelab.kernel.composition import join_all, join_first
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.service import CarriedTime
+from storagelab.kernel.station import Station
+
+#: The fewest completion times a RAID set holds before counting those that have passed.
+_COUNT_AT = 4096
 
 
 class _Phases:
@@ -78,6 +83,13 @@ class RaidSet(Component):
     def on_bind(self) -> None:
         # members that can say at arrival when an IO completes (FIFO stations on their fast path)
         self._timed = [m.submit_timed if getattr(m, "timed", False) else None for m in self.members]
+        # of those, the stations whose fast path reads an IO's fields when it arrives and keeps nothing of it
+        # (a device model or a distribution): they can be given the IO itself at the member's address, for
+        # the call, instead of a member IO made for it
+        self._reads_fields = [
+            isinstance(m, Station) and m.fast and not isinstance(m.service_source, CarriedTime)
+            for m in self.members
+        ]
         # RAID-0 maps an IO inside one stripe unit onto one member by arithmetic alone: the stripe unit
         # and data units per stripe, for submit() to do what Raid0.plan() would without building a plan
         self._unit = (self.layout.stripe_unit, self.layout.data_units) if type(self.layout) is Raid0 else None
@@ -88,6 +100,9 @@ class RaidSet(Component):
         if getattr(self.layout, "tracks_pending", False):
             self.pending = self.layout.pending
             self.done_callbacks = [partial(self._member_done, m) for m in range(len(self.members))]
+        # completion times of the IOs served by one timed member, not yet counted (see _count_single)
+        self._single_ends: list[float] = []
+        self._count_at = _COUNT_AT
 
     def _member_done(self, member: int, _ev: Event) -> None:
         self.pending[member] -= 1
@@ -96,9 +111,24 @@ class RaidSet(Component):
         return self.members
 
     def reset_stats(self) -> None:
+        if self.ctx is not None:  # the IOs that completed before now belong to the warm-up
+            self._count_single(self.env._now)
         self.ios = 0  # submitted
         self.completed = 0
         self.member_ios = 0  # member IOs of the completed IOs
+
+    def _count_single(self, now: float) -> None:
+        """Count as completed the IOs served by one timed member whose completion event has been processed
+        by ``now`` (its time is before ``now``: the run stops at ``now`` before the events due then), as a
+        callback on each would have counted them, and keep the others; count again when the list has
+        doubled (at least :data:`_COUNT_AT` long). A callback per IO would cost a call and an append."""
+        ends = self._single_ends
+        left = [t for t in ends if t >= now]
+        n = len(ends) - len(left)
+        self.completed += n
+        self.member_ios += n
+        self._single_ends = left
+        self._count_at = max(_COUNT_AT, 2 * len(left))
 
     def submit(self, io: IORequest) -> Event:
         self.ios += 1
@@ -108,6 +138,16 @@ class RaidSet(Component):
             u, off = divmod(io.address, su)
             if off + io.size <= su:
                 s, member = divmod(u, k)
+                if self._reads_fields[member]:  # _one_member's timed case, with the IO itself at the member
+                    now, address = self.env._now, io.address
+                    io.address = s * su + off
+                    at = now + (self._timed[member](io) - now)
+                    io.address = address
+                    ends = self._single_ends
+                    ends.append(at)
+                    if len(ends) >= self._count_at:
+                        self._count_single(now)
+                    return completion_at(self.env, at, io)
                 return self._one_member(io, member, io.child(address=s * su + off))
         phases = self.layout.plan(io.is_read, io.address, io.size)
         if len(phases) == 1 and len(ops := phases[0].ops) == 1 and self.pending is None:
@@ -124,16 +164,15 @@ class RaidSet(Component):
         timed = self._timed[member]
         if timed is not None:  # the member says now when it completes: its event is this IO's
             now = self.env._now
-            ev = completion_at(self.env, now + (timed(member_io) - now), io)  # as the member's would
-            ev.callbacks.append(self._single_counted)
-            return ev
+            at = now + (timed(member_io) - now)  # as the member's event would be
+            ends = self._single_ends
+            ends.append(at)  # counted as completed once the run is past it
+            if len(ends) >= self._count_at:
+                self._count_single(now)
+            return completion_at(self.env, at, io)
         done = Event(self.env)
         self.members[member].submit(member_io).callbacks.append(partial(self._single_done, io, done))
         return done
-
-    def _single_counted(self, _ev: Event) -> None:
-        self.completed += 1
-        self.member_ios += 1
 
     def _single_done(self, io: IORequest, done: Event, _ev: Event) -> None:
         self.completed += 1
@@ -141,6 +180,7 @@ class RaidSet(Component):
         fire(done, io)
 
     def stats(self, elapsed: float) -> dict[str, float]:
+        self._count_single(self.env._now)
         return {
             "ios": float(self.ios),
             "completed": float(self.completed),

@@ -47,7 +47,7 @@ from collections import deque
 from scipy.optimize import brentq
 from simpy.events import Event
 
-from storagelab.kernel.component import Component
+from storagelab.kernel.component import Component, fire_last
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import variates
 
@@ -144,7 +144,7 @@ class WriteLog(Component):
             self._held.append((io, done))  # congestion: admitted when the destage has drained room
             return
         self._admit(io)
-        done.succeed(io)
+        fire_last(done, io)  # done.succeed(io), without an event when nothing else is due now
 
     def _room_for(self, size: int) -> bool:
         """Whether ``size`` more bytes of destage work fit in the backlog (an empty backlog takes any

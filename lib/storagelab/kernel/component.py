@@ -86,6 +86,24 @@ def fire(event: Event, value: Any) -> None:
         callback(event)
 
 
+def fire_last(event: Event, value: Any) -> None:
+    """Succeed ``event`` with ``value`` as ``event.succeed(value)`` would, from the *last* callback of the
+    event being processed, as the last thing that callback does: inline (:func:`fire`) when no other event
+    is due at this instant, else scheduled as ``succeed`` schedules it.
+
+    ``succeed`` puts the event in the queue at the current time, after every event already due then; the
+    loop pops it next when nothing else is due now (the queue's earliest time is later: the run's stop
+    event is always there, at its end), having run the callbacks of the event being processed, of which
+    this was the last. Running its callbacks inline then is the same order, one event fewer. When another
+    event is due at this instant (scheduled by the caller, or a tie), the order matters, so it is queued.
+    """
+    env = event.env
+    if env._queue[0][0] > env._now:
+        fire(event, value)
+    else:
+        event.succeed(value)
+
+
 class Component:
     """A stage of the IO path. Subclasses implement :meth:`submit` and, if they hold state that
     summarises a run, :meth:`stats`.

@@ -74,13 +74,10 @@ def _relay(env, part: Event, value: object) -> Event:
     return done
 
 
-class _Advance:
-    """Callback moving an IO to the next stage of a path, then back through the stages that respond."""
-
-    __slots__ = ("back", "done", "i", "io", "path")
-
-    def __init__(self, path: Path, io: IORequest, done: Event) -> None:
-        self.path, self.io, self.done, self.i, self.back = path, io, done, 0, path.n_responders
+class _PathIO(Event):
+    """An IO on its way along a path: the event that fires (value: the IO) when the path has completed it,
+    and the callback that moves it to the next stage, then back through the stages that respond. One
+    object is both, so that a path costs an IO one object and no ``__init__`` call."""
 
     def __call__(self, _ev: Event) -> None:
         path = self.path
@@ -90,12 +87,11 @@ class _Advance:
         elif self.back:  # then the responses, from the stage nearest the back end to the nearest the host
             self.back -= 1
             path.responders[self.back](self.io).callbacks.append(self)
-        else:  # fire(self.done, self.io), inline: once per path an IO takes
-            done = self.done
-            done._ok, done._value = True, self.io
-            callbacks, done.callbacks = done.callbacks, None
+        else:  # fire(self, self.io), inline: once per path an IO takes
+            self._ok, self._value = True, self.io
+            callbacks, self.callbacks = self.callbacks, None
             for callback in callbacks:
-                callback(done)
+                callback(self)
 
 
 class Path(Component):
@@ -123,9 +119,10 @@ class Path(Component):
     def submit(self, io: IORequest) -> Event:
         if self.passthrough:
             return self.stages[0].submit(io)
-        done = Event.__new__(Event)  # Event(self.env) without its __init__ call: a path per IO and copy
-        done.env, done.callbacks = self.env, []
-        self.steps[0](io).callbacks.append(_Advance(self, io, done))
+        done = _PathIO.__new__(_PathIO)  # no __init__ call: a path per IO and copy
+        done.env, done.callbacks, done.path, done.io = self.env, [], self, io
+        done.i, done.back = 0, self.n_responders
+        self.steps[0](io).callbacks.append(done)
         return done
 
 
