@@ -83,9 +83,10 @@ def percentile_of(metric: str) -> float | None:
 
 @dataclass(frozen=True)
 class LatencyObjective:
-    """A class's latency objective (its service level in a headroom search): its ``metric`` (see :data:`METRIC_FORMS`, ms) at most ``limit_ms``,
-    measured over the IOs of ``members`` (the IO classes the class was recorded as, e.g. one per volume
-    it was spread over, or its reads and writes; default: ``cls`` itself) taken together."""
+    """A class's latency objective (its service level in a headroom search): its ``metric`` (see
+    :data:`METRIC_FORMS`, ms) at most ``limit_ms``, measured over the IOs of ``members`` (the IO classes the
+    class was recorded as, e.g. one per volume it was spread over, or its reads and writes; default:
+    ``cls`` itself) taken together."""
 
     cls: str
     metric: str
@@ -355,7 +356,8 @@ class Replication:
     final bracket; whole multipliers: the largest that held), the bracket's half-width on the log scale
     (``resolution``) and the bracket itself (``(lo, hi)``: ``lo`` held, ``hi`` did not), at the first
     multiplier past the answer the service level that ``fails_first`` (the worst of the failing levels
-    measured over :data:`MIN_IOS` IOs or more, where there is one; else the worst) with its ratio and the ``bottleneck`` with its utilisation, and its runs (``evaluations``: rows as in
+    measured over :data:`MIN_IOS` IOs or more, where there is one; else the worst) with its ratio and the
+    ``bottleneck`` with its utilisation, and its runs (``evaluations``: rows as in
     :attr:`Headroom.evaluations`)."""
 
     seed: int
@@ -423,9 +425,9 @@ def search_replication(
             ranked.append((ratio > 1.0 and lv.count(res) >= MIN_IOS, ratio, lv.label))
         # what fails first: the worst of the failing levels measured over enough IOs, where there is one (a run
         # stopped early may not yet have completed an IO of a slow class: its ratio is inf, but unmeasured),
-        # else the worst level; the first of equals
-        _, worst, label = max(ranked, key=lambda r: (r[0], r[1])) if ranked else (False, -math.inf, "")
-        ok = beyond is None and max((r[1] for r in ranked), default=-math.inf) <= 1.0
+        # else the worst level; the first of equals (``levels`` is never empty: _check_search)
+        _, worst, label = max(ranked, key=lambda r: (r[0], r[1]))
+        ok = beyond is None and max(r[1] for r in ranked) <= 1.0
         if beyond is not None:
             label = f"{beyond}: {RANGE_FAILURE}"
         seen[m] = (ok, label, worst, *res.bottleneck())
@@ -517,7 +519,8 @@ def search_replication(
     _, label, ratio, component, util = seen[hi]
     return Replication(
         seed=s, answer=float(lo) if integer else math.sqrt(lo * hi),  # the boundary lies in [lo, hi]
-        bracket=(float(lo), float(hi)), resolution=0.0 if integer else math.log(hi / lo) / 2, fails_first=label, fail_ratio=ratio,
+        bracket=(float(lo), float(hi)), resolution=0.0 if integer else math.log(hi / lo) / 2,
+        fails_first=label, fail_ratio=ratio,
         bottleneck=component, bottleneck_utilisation=util, evaluations=tuple(rows),
     )  # fmt: skip
 
