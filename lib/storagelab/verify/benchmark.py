@@ -15,7 +15,7 @@ medians, as this is wall-clock time):
   NVMe write buffers and mirrored writes), and a textbook SimPy model of the same closed mirrored
   cluster with the preset's parameter values; their mean response times should agree within noise. A
   third model of that cluster uses no framework at all (a heap of calls): the floor for any kernel
-  written in Python, so the gap to it is what composition costs.
+  written in Python, so the gap to it is what composition (and the preset's further detail) costs.
 
 ``ratio_to_ciw`` compares each M/M/4 row with Ciw's rate; ``ratio_to_simpy`` compares each row with the
 SimPy model of its scenario (null where there is none).
@@ -298,8 +298,9 @@ def run_floor_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     a heap, so an IO's completion there is computed when it arrives; variates drawn in numpy blocks. It is
     what Python alone can do on this system, a floor for any kernel written in it: the gap between this row
     and storagelab's is what the kernel's composition costs (an event object, a path and a call per stage,
-    components that any path can hold), not what the interpreter does. Its mean response should agree with
-    the SimPy model's within noise (a test checks it)."""
+    components that any path can hold, each keeping its statistics) and the preset's further detail (the
+    write log's destage order, the write buffers), not what the interpreter does. Its mean response should
+    agree with the SimPy model's within noise (a test checks it)."""
     from storagelab.studies.vsan.preset import vsan
     from storagelab.studies.vsan.workloads import SPAN_PER_VM
 
