@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from heapq import heappop, heappush, heapreplace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -198,6 +198,39 @@ def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     return BenchRow("storagelab", VSAN_SCENARIO, issued, wall, res.summary()["mean_ms"][0], None)
 
 
+class _TextbookCluster(NamedTuple):
+    """The Virtual SAN preset's values the two textbook models of its scenario are built from."""
+
+    hosts: int
+    copies: int
+    per_host: int  # capacity SSDs per host
+    unit: int  # placement unit (bytes): which host holds a block, and which of its SSDs
+    stack_mean: float  # the software path's mean delay (s)
+    stack_scv: float  # and its squared coefficient of variation
+    cores: int  # per host
+    node_mean: float  # mean CPU time per copy (s)
+    link_s: float  # one 4 KiB crossing of a host's port (s)
+    ssd: Any  # a capacity SSD's model (fresh)
+    nvme: Any  # a write buffer's model (fresh)
+    blocks: int  # 4 KiB blocks the VMs address
+
+
+def _textbook_cluster() -> _TextbookCluster:
+    """The preset's parameter values and device models for :func:`run_simpy_vsan` and
+    :func:`run_floor_vsan`."""
+    from storagelab.studies.vsan.preset import vsan
+    from storagelab.studies.vsan.workloads import SPAN_PER_VM
+
+    p = vsan(VSAN_CONFIGURATION).params
+    return _TextbookCluster(
+        int(p["hosts"].value), int(p["copies"].value), int(p["capacity_devices_per_host"].value),
+        int(p["placement"].si), p["stack_delay"].si, p["stack_delay_scv"].value,
+        int(p["host_sockets"].value * p["cores_per_socket"].value), p["cpu_cycles_per_io"].value / p["core_clock"].si,
+        4096 / p["host_link_rate"].si, p.device("capacity_device"), p.device("write_buffer_device"),
+        VSAN_VMS * SPAN_PER_VM // 4096,
+    )  # fmt: skip
+
+
 def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     """The same closed mirrored cluster written the textbook SimPy way, with the preset's parameter values
     and device models: a process per VM; the software path and network as a timeout; per copy a process
@@ -207,17 +240,9 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
     writes it to one of the host's capacity SSDs (the preset's write log at its level destages one IO
     per write, at sweep addresses spread over the SSDs; its queue limits are never reached here)."""
-    from storagelab.studies.vsan.preset import vsan
-    from storagelab.studies.vsan.workloads import SPAN_PER_VM
-
-    p = vsan(VSAN_CONFIGURATION).params
-    hosts, copies = int(p["hosts"].value), int(p["copies"].value)
-    per_host, unit = int(p["capacity_devices_per_host"].value), int(p["placement"].si)
-    stack_mean, stack_scv = p["stack_delay"].si, p["stack_delay_scv"].value
-    cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
-    node_mean = p["cpu_cycles_per_io"].value / p["core_clock"].si
-    link_s = 4096 / p["host_link_rate"].si
-    ssd, nvme = p.device("capacity_device"), p.device("write_buffer_device")
+    hosts, copies, per_host, unit, stack_mean, stack_scv, cores, node_mean, link_s, ssd, nvme, blocks = (
+        _textbook_cluster()
+    )
     env = simpy.Environment()
     rng = np.random.default_rng(seed)
     cpu = [simpy.Resource(env, cores) for _ in range(hosts)]
@@ -225,7 +250,6 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     reads = [[simpy.Resource(env, ssd.parallelism) for _ in range(per_host)] for _ in range(hosts)]
     writes = [simpy.Resource(env, nvme.parallelism) for _ in range(hosts)]
     sigma2 = np.log1p(stack_scv)
-    blocks = VSAN_VMS * SPAN_PER_VM // 4096
     responses: list[float] = []
     done = [0]
 
@@ -301,23 +325,14 @@ def run_floor_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     components that any path can hold, each keeping its statistics) and the preset's further detail (the
     write log's destage order, the write buffers), not what the interpreter does. Its mean response should
     agree with the SimPy model's within noise (a test checks it)."""
-    from storagelab.studies.vsan.preset import vsan
-    from storagelab.studies.vsan.workloads import SPAN_PER_VM
-
-    p = vsan(VSAN_CONFIGURATION).params
-    hosts, copies = int(p["hosts"].value), int(p["copies"].value)
-    per_host, unit = int(p["capacity_devices_per_host"].value), int(p["placement"].si)
-    stack_mean, stack_scv = p["stack_delay"].si, p["stack_delay_scv"].value
-    cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
-    node_mean = p["cpu_cycles_per_io"].value / p["core_clock"].si
-    link_s = 4096 / p["host_link_rate"].si
-    ssd, nvme = p.device("capacity_device"), p.device("write_buffer_device")
+    hosts, copies, per_host, unit, stack_mean, stack_scv, cores, node_mean, link_s, ssd, nvme, blocks = (
+        _textbook_cluster()
+    )
     rng = np.random.default_rng(seed)
     sigma2 = float(np.log1p(stack_scv))
     stack = _blocks(lambda n: rng.lognormal(np.log(stack_mean) - sigma2 / 2, np.sqrt(sigma2), n))
     cpu_time = _blocks(lambda n: rng.exponential(node_mean, n))
     uniform = _blocks(lambda n: rng.random(n))
-    blocks = VSAN_VMS * SPAN_PER_VM // 4096
     cpu = [[0.0] * cores for _ in range(hosts)]  # per station: when each server is next free (a heap)
     port = [[0.0, 0.0] for _ in range(hosts)]  # per host port: when each direction (in, out) is next free
     reads = [[[0.0] * ssd.parallelism for _ in range(per_host)] for _ in range(hosts)]
