@@ -366,3 +366,40 @@ def test_searches_start_in_the_order_given_with_published_curves_last():
     assert started[:2] == [f"pilot-{first_preset}", f"replication-0-{first_preset}"]
     assert set(started[2:4]) == {f"replication-{r}-{first_preset}" for r in (1, 2)}
     assert started[4] == f"pilot-{keys[4].removeprefix('search-')}"
+
+
+def test_the_cost_by_role_puts_each_run_in_the_part_it_played():
+    """``Comparison.cost_by_role()``: a run counts once (it has a row per service level, the worst
+    decides), a replication's bracket is its highest multiplier that held and its lowest that failed (a
+    component out of its valid range fails a run whose levels held), the pilot's runs are the pilot's
+    whatever their multiplier, and a run went its full length when it ran the pilot's or the search's
+    duration."""
+    settings = Settings(duration_s=10.0, warmup_s=2.0, replications=2, pilot_s=2.0)
+    # (pilot, seed, multiplier, worst ratio, in range, run_s, ios)
+    made = [
+        (True, 1, 1.0, 0.4, True, 2.0, 1), (True, 1, 2.0, 3.0, True, 0.5, 2),
+        (False, 1, 1.0, 0.2, True, 3.5, 10), (False, 1, 1.5, 0.8, True, 10.0, 20),
+        (False, 1, 2.0, 2.5, True, 4.0, 40), (False, 1, 1.75, 1.1, True, 10.0, 80),
+        (False, 2, 1.5, 0.7, True, 10.0, 100), (False, 2, 1.75, 0.9, True, 10.0, 200),
+        (False, 2, 2.0, 1.5, True, 10.0, 400), (False, 2, 1.9, 0.5, False, 3.5, 800),
+    ]  # fmt: skip
+    rows = [
+        {"architecture": "A", "bound": "fit", "pilot": p, "seed": s, "multiplier": m, "service_level": lv,
+         "ratio": r if lv == "worst" else r / 2, "in_range": ok, "run_s": run_s, "ios": ios}
+        for p, s, m, r, ok, run_s, ios in made for lv in ("worst", "other")
+    ]  # fmt: skip
+    result = Comparison(None, [], settings, [], [pl.DataFrame(rows)])
+    got = {r["role"]: r for r in result.cost_by_role().iter_rows(named=True)}
+    assert list(got) == list(Comparison.ROLES)
+    expect = {  # role: (runs, full length, ios, full-length ios)
+        "pilot": (2, 1, 3, 1),
+        "walk and bisection": (4, 2, 10 + 40 + 100 + 400, 100 + 400),
+        "bracket held": (2, 2, 20 + 200, 220),
+        "bracket failed": (2, 1, 80 + 800, 80),
+    }
+    for role, (runs, full, ios, full_ios) in expect.items():
+        r = got[role]
+        found = (r["runs"], r["full_length"], r["ios"], r["full_length_ios"])
+        assert found == (runs, full, ios, full_ios), role
+    assert sum(r["ios_share"] for r in got.values()) == pytest.approx(1.0)
+    assert got["bracket held"]["ios_share"] == pytest.approx(220 / 1653)

@@ -35,6 +35,17 @@ def test_vsan_bench_models_are_the_same_cluster():
     assert ours.simulated_ios == pytest.approx(textbook.simulated_ios, rel=0.03)
 
 
+def test_the_framework_free_vsan_model_is_the_simpy_models_cluster():
+    """The floor row (the textbook SimPy model's cluster written with a heap of calls and no framework)
+    simulates the same system as the SimPy model: throughput and mean response within 3 %, on other seeds
+    (so neither can be the other's random draws replayed)."""
+    floor = benchmark.run_floor_vsan(1.0, 0.2, seed=5)
+    textbook = benchmark.run_simpy_vsan(1.0, 0.2, seed=6)
+    assert floor.mean_response_ms == pytest.approx(textbook.mean_response_ms, rel=0.03)
+    assert floor.simulated_ios == pytest.approx(textbook.simulated_ios, rel=0.03)
+    assert floor.scenario == textbook.scenario == benchmark.VSAN_SCENARIO
+
+
 def test_bench_against_a_revision_runs_both_checkouts_side_by_side(monkeypatch):
     """``bench --against``: the same rows in this checkout and at a git revision (here HEAD, with a
     short M/M/4 row), in fresh processes; same seed, same code path, so the same simulated IOs and

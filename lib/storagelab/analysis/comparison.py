@@ -391,6 +391,69 @@ class Comparison:
             .sort("ios", descending=True, maintain_order=True)
         )
 
+    #: The parts a run plays in a search, in the order :meth:`cost_by_role` lists them.
+    ROLES = ("pilot", "walk and bisection", "bracket held", "bracket failed")
+
+    def cost_by_role(self) -> pl.DataFrame:
+        """Where the searches' IOs went, by the part each run played: the ``pilot``'s short runs; each
+        replication's ``bracket held`` (its highest multiplier at which every level held and every
+        component stayed in range) and ``bracket failed`` (its lowest at which one did not), the two runs
+        its answer lies between; and the rest of its ``walk and bisection``. Per role: its ``runs``, how
+        many went their ``full_length`` (the pilot's or the search's ``duration_s``; the others stopped
+        early once their outcome was clear), their ``ios`` (warm-up included) and share of all the IOs
+        (``ios_share``), and the IOs of the full-length runs (``full_length_ios``). A held bracket run
+        near the boundary can rarely stop early, so the held runs at full length are about the least a
+        search of one bisection per replication spends at these settings."""
+        per_run = ["architecture", "bound", "pilot", "seed", "multiplier"]
+        runs = (
+            self.evaluations()
+            .group_by(per_run, maintain_order=True)
+            .agg(
+                ios=pl.col("ios").first(),
+                run_s=pl.col("run_s").first(),
+                held=(pl.col("ratio").max() <= 1.0) & pl.col("in_range").all(),
+            )
+        )
+        search = ["architecture", "bound", "seed"]
+        ends = (
+            runs.filter(~pl.col("pilot"))
+            .group_by(search)
+            .agg(
+                lo=pl.col("multiplier").filter(pl.col("held")).max(),
+                hi=pl.col("multiplier").filter(~pl.col("held")).min(),
+            )
+        )
+        pilot = self.settings.pilot
+        asked = self.settings.duration_s
+        role = (
+            pl.when(pl.col("pilot"))
+            .then(pl.lit(self.ROLES[0]))
+            .when(pl.col("multiplier") == pl.col("lo"))
+            .then(pl.lit(self.ROLES[2]))
+            .when(pl.col("multiplier") == pl.col("hi"))
+            .then(pl.lit(self.ROLES[3]))
+            .otherwise(pl.lit(self.ROLES[1]))
+        )
+        length = pl.when(pl.col("pilot")).then(pl.lit(pilot.duration_s if pilot else asked)).otherwise(asked)
+        full = pl.col("run_s") >= length
+        by = (
+            runs.join(ends, on=search, how="left")
+            .with_columns(role=role, full_length=full)
+            .group_by("role")
+            .agg(
+                runs=pl.len(),
+                full_length=pl.col("full_length").sum(),
+                ios=pl.col("ios").sum(),
+                full_length_ios=pl.col("ios").filter(pl.col("full_length")).sum(),
+            )
+        )
+        order = pl.DataFrame({"role": list(self.ROLES)})
+        return (
+            order.join(by, on="role", how="inner", maintain_order="left")
+            .with_columns(ios_share=pl.col("ios") / pl.col("ios").sum())
+            .select("role", "runs", "full_length", "ios", "ios_share", "full_length_ios")
+        )
+
     def given(self) -> pl.DataFrame:
         """What each architecture was given: its hardware parameters (drives, flash, hosts, ports, links,
         processors) with their values and origins; a published curve, the points it was fitted on."""

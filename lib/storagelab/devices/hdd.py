@@ -286,11 +286,18 @@ class HDD:
         """With rotation tracking: the index, among the first ``window`` of ``jobs`` (each a sequence whose
         first item is an :class:`~storagelab.kernel.io.IORequest`: a station's waiting jobs), of the command
         with the shortest :meth:`access_time` at ``now``, the first of equals. The same sums as
-        :meth:`access_time` per command, in one loop: a drive's command queue asks this at every dispatch."""
+        :meth:`access_time` per command, in one loop: a drive's command queue asks this at every dispatch.
+
+        Two shortcuts leave the choice and every sum unchanged: the seek curve's two laws are evaluated
+        here (the same expressions as :meth:`SeekCurve.__call__`), and a command whose overhead and seek
+        alone are not below the best access so far is passed over before its rotational latency is worked
+        out (that latency is >= 0, and adding it cannot make the sum smaller)."""
         nxt, head, overhead = self._next, self.head, self.overhead
         cylinders, capacity = self.cylinders, self.capacity
-        read_curve, write_curve = self.read_curve, self.write_curve
+        r, w = self.read_curve, self.write_curve
+        reads, writes = (r.a, r.b, r.c, r.e, r.boundary), (w.a, w.b, w.c, w.e, w.boundary)
         rate, slope, revolution = self.media_rate, self._rate_slope, self.revolution
+        sqrt = math.sqrt
         best, best_t = 0, math.inf
         for i in range(window):
             io = jobs[i][0]
@@ -299,7 +306,15 @@ class HDD:
                 t = overhead
             else:
                 d = address * cylinders // capacity - head
-                t = overhead + ((read_curve if io.is_read else write_curve)(d) if d else 0.0)
+                if d:
+                    if d < 0:
+                        d = -d
+                    a, b, c, e, boundary = reads if io.is_read else writes
+                    t = overhead + (a + b * sqrt(d) if d < boundary else c + e * d)  # SeekCurve.__call__
+                    if not t < best_t:
+                        continue
+                else:
+                    t = overhead + 0.0
                 angle = (address / ((rate + slope * address) * revolution)) % 1.0  # as angle()
                 t = t + ((angle - (now + t) / revolution) % 1.0) * revolution  # + rotational_latency()
             if t < best_t:

@@ -13,7 +13,9 @@ medians, as this is wall-clock time):
 - ``vSAN``: a calibration scenario as the calibration runs it (Virtual SAN all-flash, 64 VMs: the
   study's preset and Iometer workload, with a software-path delay, host queues, RAID-0 capacity SSDs,
   NVMe write buffers and mirrored writes), and a textbook SimPy model of the same closed mirrored
-  cluster with the preset's parameter values; their mean response times should agree within noise.
+  cluster with the preset's parameter values; their mean response times should agree within noise. A
+  third model of that cluster uses no framework at all (a heap of calls): the floor for any kernel
+  written in Python, so the gap to it is what composition (and the preset's further detail) costs.
 
 ``ratio_to_ciw`` compares each M/M/4 row with Ciw's rate; ``ratio_to_simpy`` compares each row with the
 SimPy model of its scenario (null where there is none).
@@ -25,6 +27,8 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from heapq import heappop, heappush, heapreplace
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -194,6 +198,39 @@ def run_storagelab_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     return BenchRow("storagelab", VSAN_SCENARIO, issued, wall, res.summary()["mean_ms"][0], None)
 
 
+class _TextbookCluster(NamedTuple):
+    """The Virtual SAN preset's values the two textbook models of its scenario are built from."""
+
+    hosts: int
+    copies: int
+    per_host: int  # capacity SSDs per host
+    unit: int  # placement unit (bytes): which host holds a block, and which of its SSDs
+    stack_mean: float  # the software path's mean delay (s)
+    stack_scv: float  # and its squared coefficient of variation
+    cores: int  # per host
+    node_mean: float  # mean CPU time per copy (s)
+    link_s: float  # one 4 KiB crossing of a host's port (s)
+    ssd: Any  # a capacity SSD's model (fresh)
+    nvme: Any  # a write buffer's model (fresh)
+    blocks: int  # 4 KiB blocks the VMs address
+
+
+def _textbook_cluster() -> _TextbookCluster:
+    """The preset's parameter values and device models for :func:`run_simpy_vsan` and
+    :func:`run_floor_vsan`."""
+    from storagelab.studies.vsan.preset import vsan
+    from storagelab.studies.vsan.workloads import SPAN_PER_VM
+
+    p = vsan(VSAN_CONFIGURATION).params
+    return _TextbookCluster(
+        int(p["hosts"].value), int(p["copies"].value), int(p["capacity_devices_per_host"].value),
+        int(p["placement"].si), p["stack_delay"].si, p["stack_delay_scv"].value,
+        int(p["host_sockets"].value * p["cores_per_socket"].value), p["cpu_cycles_per_io"].value / p["core_clock"].si,
+        4096 / p["host_link_rate"].si, p.device("capacity_device"), p.device("write_buffer_device"),
+        VSAN_VMS * SPAN_PER_VM // 4096,
+    )  # fmt: skip
+
+
 def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     """The same closed mirrored cluster written the textbook SimPy way, with the preset's parameter values
     and device models: a process per VM; the software path and network as a timeout; per copy a process
@@ -203,17 +240,9 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
     writes it to one of the host's capacity SSDs (the preset's write log at its level destages one IO
     per write, at sweep addresses spread over the SSDs; its queue limits are never reached here)."""
-    from storagelab.studies.vsan.preset import vsan
-    from storagelab.studies.vsan.workloads import SPAN_PER_VM
-
-    p = vsan(VSAN_CONFIGURATION).params
-    hosts, copies = int(p["hosts"].value), int(p["copies"].value)
-    per_host, unit = int(p["capacity_devices_per_host"].value), int(p["placement"].si)
-    stack_mean, stack_scv = p["stack_delay"].si, p["stack_delay_scv"].value
-    cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
-    node_mean = p["cpu_cycles_per_io"].value / p["core_clock"].si
-    link_s = 4096 / p["host_link_rate"].si
-    ssd, nvme = p.device("capacity_device"), p.device("write_buffer_device")
+    hosts, copies, per_host, unit, stack_mean, stack_scv, cores, node_mean, link_s, ssd, nvme, blocks = (
+        _textbook_cluster()
+    )
     env = simpy.Environment()
     rng = np.random.default_rng(seed)
     cpu = [simpy.Resource(env, cores) for _ in range(hosts)]
@@ -221,7 +250,6 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     reads = [[simpy.Resource(env, ssd.parallelism) for _ in range(per_host)] for _ in range(hosts)]
     writes = [simpy.Resource(env, nvme.parallelism) for _ in range(hosts)]
     sigma2 = np.log1p(stack_scv)
-    blocks = VSAN_VMS * SPAN_PER_VM // 4096
     responses: list[float] = []
     done = [0]
 
@@ -275,6 +303,115 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
                     1e3 * statistics.fmean(responses), None)  # fmt: skip
 
 
+def _blocks(draw: Callable[[int], np.ndarray], n: int = 4096) -> Callable[[], float]:
+    """One variate per call from ``draw(n)``, drawn ``n`` at a time (as the kernel's service sources do)."""
+    block: list[float] = []
+
+    def one() -> float:
+        if not block:
+            block.extend(draw(n).tolist())
+        return block.pop()
+
+    return one
+
+
+def run_floor_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
+    """The textbook SimPy model's cluster (:func:`run_simpy_vsan`: the same stations, routing and parameter
+    values) written with no framework at all: a heap of ``(time, order, function, argument)``, each event a
+    call of one small function that knows what comes next; every station FIFO, its servers' free times in
+    a heap, so an IO's completion there is computed when it arrives; variates drawn in numpy blocks. It is
+    what Python alone can do on this system, a floor for any kernel written in it: the gap between this row
+    and storagelab's is what the kernel's composition costs (an event object, a path and a call per stage,
+    components that any path can hold, each keeping its statistics) and the preset's further detail (the
+    write log's destage order, the write buffers), not what the interpreter does. Its mean response should
+    agree with the SimPy model's within noise (a test checks it)."""
+    hosts, copies, per_host, unit, stack_mean, stack_scv, cores, node_mean, link_s, ssd, nvme, blocks = (
+        _textbook_cluster()
+    )
+    rng = np.random.default_rng(seed)
+    sigma2 = float(np.log1p(stack_scv))
+    stack = _blocks(lambda n: rng.lognormal(np.log(stack_mean) - sigma2 / 2, np.sqrt(sigma2), n))
+    cpu_time = _blocks(lambda n: rng.exponential(node_mean, n))
+    uniform = _blocks(lambda n: rng.random(n))
+    cpu = [[0.0] * cores for _ in range(hosts)]  # per station: when each server is next free (a heap)
+    port = [[0.0, 0.0] for _ in range(hosts)]  # per host port: when each direction (in, out) is next free
+    reads = [[[0.0] * ssd.parallelism for _ in range(per_host)] for _ in range(hosts)]
+    writes = [[0.0] * nvme.parallelism for _ in range(hosts)]
+    queue: list[tuple[float, int, Callable[[Any], None], Any]] = []
+    clock = [0.0, 0]  # now (s), events scheduled
+    done = [0, 0, 0.0]  # IOs completed, of them after the warm-up, their summed response (s)
+
+    def at(t: float, fn: Callable[[Any], None], arg: Any) -> None:
+        clock[1] += 1
+        heappush(queue, (t, clock[1], fn, arg))
+
+    def fifo(free: list[float], s: float) -> float:
+        start = free[0] if free[0] > clock[0] else clock[0]
+        heapreplace(free, start + s)
+        return start + s
+
+    def issue(io: list) -> None:  # io: [start, is_read, address, copies left]
+        now = clock[0]
+        io[0], io[1], io[2] = now, uniform() < 0.7, int(uniform() * blocks) * 4096
+        at(now + stack(), stacked, io)
+
+    def stacked(io: list) -> None:
+        primary = (io[2] // unit) % hosts
+        if io[1]:
+            read_cpu((io, primary))
+            return
+        io[3] = copies
+        for k in range(copies):  # the write's payload enters each copy's host port
+            h = (primary + k) % hosts
+            into = port[h]
+            start = into[0] if into[0] > clock[0] else clock[0]
+            into[0] = start + link_s
+            at(start + link_s, write_cpu, (io, h))
+
+    def read_cpu(a: tuple) -> None:
+        at(fifo(cpu[a[1]], cpu_time()), read_device, a)
+
+    def read_device(a: tuple) -> None:
+        io, h = a
+        at(fifo(reads[h][(io[2] // unit) % per_host], ssd.service_time(True, 4096, 0, rng)), read_out, a)
+
+    def read_out(a: tuple) -> None:  # the read's data leave through the host's port
+        out = port[a[1]]
+        start = out[1] if out[1] > clock[0] else clock[0]
+        out[1] = start + link_s
+        at(start + link_s, completed, a[0])
+
+    def write_cpu(a: tuple) -> None:
+        at(fifo(cpu[a[1]], cpu_time()), write_device, a)
+
+    def write_device(a: tuple) -> None:
+        at(fifo(writes[a[1]], nvme.service_time(False, 4096, 0, rng)), written, a)
+
+    def written(a: tuple) -> None:
+        io, h = a  # the copy is destaged to one of its host's capacity SSDs (nothing waits for it)
+        fifo(reads[h][int(uniform() * per_host)], ssd.service_time(False, 4096, 0, rng))
+        io[3] -= 1
+        if io[3] == 0:
+            completed(io)
+
+    def completed(io: list) -> None:
+        done[0] += 1
+        if io[0] >= warmup:
+            done[1] += 1
+            done[2] += clock[0] - io[0]
+        issue(io)
+
+    for _ in range(VSAN_VMS):
+        issue([0.0, True, 0, 0])
+    t = time.perf_counter()
+    while queue[0][0] <= horizon:
+        clock[0], _, fn, arg = heappop(queue)
+        fn(arg)
+    wall = time.perf_counter() - t
+    return BenchRow("heapq and callbacks, no framework (the SimPy model's system)", VSAN_SCENARIO, done[0],
+                    wall, 1e3 * done[2] / done[1], None)  # fmt: skip
+
+
 def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.DataFrame:
     """Run every model on every scenario ``repeats`` times; one row per model and scenario (medians)."""
     repeats = repeats or (1 if quick else 3)
@@ -289,6 +426,7 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
         (run_storagelab_closed, closed_horizon, 0.1),
         (run_storagelab_vsan, vsan_horizon, 0.2),
         (run_simpy_vsan, vsan_horizon, 0.2),
+        (run_floor_vsan, vsan_horizon, 0.2),
     ]
     rows = []
     for fn, horizon, warmup in tqdm(runs, desc="benchmark", unit="model"):
