@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from storagelab.calibration.claims import tolerance as calibration_tolerance
 from storagelab.cli import app
 from storagelab.measured.check import share_within, simulated_rows, tolerance
-from storagelab.measured.model import fit, split
+from storagelab.measured.model import fit, simulate_job, split
 from storagelab.measured.plan import QUICK_PLAN, Plan, PlanError, load_plan
 from storagelab.measured.results import COLUMNS, FioResultError, read_fio_json
 from storagelab.measured.run import MEASUREMENTS, PROVENANCE, measure
@@ -219,6 +219,44 @@ def _jobs(pcts, sizes, qds) -> list[dict]:
          "outstanding": qd}
         for pct in pcts for s in sizes for qd in qds
     ]  # fmt: skip
+
+
+def _faster_than_qd1_allows(rows: pl.DataFrame, jobs: set[str], by: float) -> pl.DataFrame:
+    """``rows`` with the IOPS of ``jobs`` (random writes at depth n) set to ``by`` x n / their QD1 latency."""
+    lat = {(r["block_size"]): r["value"] * 1e-6 for r in rows.filter(
+        outstanding=1, read_pct=0, metric="lat_mean", direction="write").iter_rows(named=True)}  # fmt: skip
+    return pl.DataFrame([
+        {**r, "value": by * r["outstanding"] / lat[r["block_size"]]}
+        if r["job"] in jobs and r["metric"] == "iops" and r["direction"] == "write" else r
+        for r in rows.iter_rows(named=True)
+    ], schema=rows.schema)  # fmt: skip
+
+
+def test_saturated_rows_beyond_n_times_the_qd1_rate_show_no_limit_and_the_notes_name_them():
+    """A device whose writes at depth n run faster than n / QD1 latency (a write cache, as a CI machine's
+    virtual disk did) reaches no limit the model can fit at that depth: with two sizes both beyond, the
+    writes get no rate cap or bandwidth limit and the model runs them at concurrency / QD1 latency (below
+    the measurement); with three sizes and one beyond, the limits are fitted on the other two. Either way a
+    note names the rows, and the reads' limits are fitted as before."""
+    rows = simulated_rows(KNOWN, _jobs((100, 0), (4096, 65536), (1, 8)), seed=3, duration_s=0.5)
+    both = _faster_than_qd1_allows(rows, {"rand-r0-4k-qd8", "rand-r0-64k-qd8"}, 1.2)
+    fitted = fit(both, "cached writes")
+    assert {"write_rate_cap", "write_bandwidth"}.isdisjoint(fitted.params)
+    assert {"read_rate_cap", "read_bandwidth"} <= set(fitted.params)
+    (note,) = [n for n in fitted.notes if n.startswith("write:")]
+    assert "rand-r0-4k-qd8 1.20x" in note and "rand-r0-64k-qd8 1.20x" in note and "no rate cap" in note
+    job = {"job": "rand-r0-4k-qd8", "pattern": "random", "read_pct": 0, "block_size": 4096, "outstanding": 8}
+    predicted = simulate_job(fitted.params, job, duration_s=0.3)["write"]["iops"]
+    measured = both.filter(job="rand-r0-4k-qd8", metric="iops", direction="write")["value"].item()
+    assert 0.75 * measured < predicted < measured  # 8 / QD1 latency: 1 / 1.2 of the measurement, noise aside
+
+    rows = simulated_rows(KNOWN, _jobs((100, 0), (4096, 16384, 65536), (1, 8)), seed=3, duration_s=0.5)
+    fitted = fit(_faster_than_qd1_allows(rows, {"rand-r0-4k-qd8"}, 1.1), "one size cached")
+    assert {"write_rate_cap", "write_bandwidth"} <= set(fitted.params)
+    assert not any("rand-r0-4k-qd8" in r for r in fitted.params["write_rate_cap"].fitted_on)
+    (note,) = [n for n in fitted.notes if n.startswith("write:")]
+    ratio = float(note.split("rand-r0-4k-qd8 ")[1].split("x")[0])  # against the QD1 line, not the row
+    assert abs(ratio - 1.1) < 0.05 and "fitted on the other 2 sizes" in note
 
 
 def test_a_frozen_fit_is_checked_on_another_folders_points(tmp_path):

@@ -20,7 +20,9 @@ interval reaches an unlimited rate):
 - on the **saturated rows** (the largest queue depth ``n`` measured per direction and size): the time per IO
   ``(1 / IOPS - QD1 latency / n) / (1 - 1 / n)`` against size, a line: ``1 / rate_cap`` and ``1 /
   bandwidth``; ``concurrency`` (the largest batch) is the largest queue depth measured: the data bound it
-  only from below.
+  only from below. A saturated row at ``n / QD1 latency`` or faster shows no limit at its depth (a write
+  cache, a device that scales past its QD1 rate): it is left out of the line and a note names it; with
+  fewer than two sizes left the direction has no rate cap or bandwidth limit.
 
 **Fit subset** (:func:`split`): random, read-only or write-only jobs at QD1 and at the largest queue depth
 measured for their direction and size. Everything else (mixed read shares, intermediate queue depths,
@@ -227,10 +229,23 @@ def _fit_limits(fit_rows: pl.DataFrame, service: dict[str, tuple[float, float]],
         x = rows["block_size"].to_numpy().astype(float)
         n = rows["outstanding"].to_numpy().astype(float)
         per_io = (1 / rows["value"].to_numpy() - (a + b * x) / n) / (1 - 1 / n)
-        if (per_io <= 0).any():
-            raise FitError(
-                f"saturated {d} rows faster than their QD1 latency allows at that depth: {rows['job'].to_list()}"
-            )
+        unlimited = per_io <= 0  # n IOs in flight ran at n / (QD1 latency) or faster: no limit reached
+        if unlimited.any():
+            scaling = ", ".join(
+                f"{job} {v * lat / k:.2f}x"
+                for job, v, lat, k in zip(rows["job"].filter(unlimited), rows["value"].to_numpy()[unlimited],
+                                          (a + b * x)[unlimited], n[unlimited], strict=True)
+            )  # fmt: skip
+            kept = int((~unlimited).sum())
+            notes.append(
+                f"{d}: {scaling} of n / (QD1 latency) at their depth n, so no limit is reached there; "
+                + (f"the limits are fitted on the other {kept} sizes" if kept >= 2
+                   else "no rate cap or bandwidth limit is fitted (the model runs at most concurrency / QD1 "
+                        "latency, below these measurements)")
+            )  # fmt: skip
+            if kept < 2:
+                continue
+            rows, x, per_io = rows.filter(~unlimited), x[~unlimited], per_io[~unlimited]
         (t0, tb), (h0, hb) = _ols(x, per_io, confidence)
         ids = tuple(rows["row_id"]) + tuple(
             fit_rows.filter(
