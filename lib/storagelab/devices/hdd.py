@@ -314,7 +314,7 @@ class HDD:
                     if not t < best_t:
                         continue
                 else:
-                    t = overhead + 0.0
+                    t = overhead  # no seek
                 angle = (address / ((rate + slope * address) * revolution)) % 1.0  # as angle()
                 t = t + ((angle - (now + t) / revolution) % 1.0) * revolution  # + rotational_latency()
             if t < best_t:
