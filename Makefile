@@ -42,6 +42,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check lib tests notebooks
 	$(BIN)/ruff format --check lib tests
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 # Re-execute every notebook in place with its default parameters and strip volatile metadata,
 # so that the committed outputs are the ones nbval compares against.

@@ -2,6 +2,7 @@
 # What CI checks, in one place (called by `make test`, which `.ci/run` calls):
 #   1. ruff over the package, tests and notebooks; ruff format --check over the package and tests;
 #      lint-imports (the rooms of lib/storagelab import only the rooms below them: pyproject.toml);
+#      mypy over the modules every simulated IO crosses ([tool.mypy] files in pyproject.toml);
 #   2. one pytest run, on both cores (pytest-xdist; a notebook's cells stay on one worker), that holds
 #      - the unit tests (tests/), including the report pipeline on a small project with other parameters
 #        and the re-run of the committed calibration (marked slow),
@@ -16,6 +17,9 @@ echo "== ruff"
 
 echo "== import layers"
 "$BIN/lint-imports"
+
+echo "== mypy: the per-IO modules"
+"$BIN/mypy"
 
 echo "== pytest: unit tests and nbval, on both cores"
 "$BIN/python" -m pytest tests notebooks \

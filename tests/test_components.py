@@ -1047,3 +1047,15 @@ def test_async_writes_refuse_a_source_with_nothing_to_wait_for():
     target = _SlowWrites("slow writes")
     with pytest.raises(ValueError, match="async_writes needs reads"):
         ClosedSource("w", target, small_writes(0.0), async_writes=True)
+
+
+def test_a_fixed_sampler_draws_only_once_bound_to_a_generator():
+    template = FixedSampler(size=4096, read_pct=70, span=2**20)  # what a source is given: bound per run
+    with pytest.raises(
+        RuntimeError, match=r"this FixedSampler has no generator: a source draws from bind\(rng\)"
+    ):
+        template.next_block(8)
+    is_read, size, address = template.bind(np.random.default_rng(0)).next_block(8)
+    assert size.tolist() == [4096] * 8
+    assert ((address % 4096 == 0) & (address < 2**20)).all()
+    assert is_read.dtype == bool

@@ -7,12 +7,14 @@ Both work in fixed-size blocks of the address space and use a replacement policy
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from heapq import heappop, heappush
+from typing import cast
 
 from simpy.events import Event
 
 from storagelab.components import cache_policies
-from storagelab.kernel.component import Component, completion_in, fire
+from storagelab.kernel.component import Component, TimedComponent, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
 
@@ -26,6 +28,11 @@ def make_policy(policy: str, capacity_blocks: int):
         known = [k for k, v in POLICIES.items() if hasattr(cache_policies, v)]
         raise ValueError(f"unknown cache policy {policy!r}; known: {', '.join(known)}")
     return getattr(cache_policies, cls_name)(capacity_blocks)
+
+
+def _succeed(event: Event, value: object, _ev: Event) -> None:
+    """A callback that succeeds ``event`` with ``value`` (queued, as ``event.succeed`` does)."""
+    event.succeed(value)
 
 
 def _blocks(io: IORequest, block: int) -> range:
@@ -168,7 +175,7 @@ class ReadCache(Component):
         filling = self._filling
         for b in missing:
             filling[b] = fetch
-        fetch.callbacks.append(lambda ev, missing=missing: self._filled(missing, ev))
+        fetch.callbacks.append(partial(self._filled, missing))
         return fetch
 
     def _ahead(self, io: IORequest) -> range:
@@ -306,7 +313,7 @@ class WriteBackBuffer(Component):
         self._flush_timer = False  # a rate-limit wake-up is pending
         # timed destages (see the class docstring): the back end's submit_timed, or None
         timed = self.high == 0 and self.flush_rate is None and getattr(self.backend, "timed", False)
-        self._timed = self.backend.submit_timed if timed else None
+        self._timed = cast(TimedComponent, self.backend).submit_timed if timed else None
         self._done: list[tuple[float, int, IORequest]] = []  # timed destages in flight: (end, seq, io)
         # block -> number of queued or in-flight destages covering it (what a read can hit); with timed
         # destages built at the first read from the writes queued and in flight, so that a buffer that
@@ -437,7 +444,7 @@ class WriteBackBuffer(Component):
     def _admit_waiting(self) -> None:
         while self._waiting and self.dirty_bytes + self._waiting[0][0].size <= self.capacity_bytes:
             wio, wev = self._waiting.popleft()
-            self._accept(wio).callbacks.append(lambda _e, wev=wev, wio=wio: wev.succeed(wio))
+            self._accept(wio).callbacks.append(partial(_succeed, wev, wio))
 
     # -- timed destages --------------------------------------------------------------------------
     def _retire(self, now: float) -> None:
@@ -450,7 +457,7 @@ class WriteBackBuffer(Component):
         queue, done = self._queue, self._done
         while queue and len(done) < self.destage_concurrency:
             io = queue.popleft()
-            heappush(done, (self._timed(io), self._seq, io))
+            heappush(done, (self._timed(io), self._seq, io))  # type: ignore[misc]  # set (not None) wherever this method is used
             self._seq += 1
         if queue or self._waiting:
             self._wake_at_next()

@@ -7,11 +7,12 @@ hosts and completes when both have it; a read is served by one copy.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from simpy.events import Event
 
 from storagelab.components.tiering import WorkingSetReadCache
-from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.component import Component, TimedComponent, completion_in
 from storagelab.kernel.composition import AllOf
 from storagelab.kernel.io import IORequest
 
@@ -106,6 +107,7 @@ class ReplicatedCluster(Component):
         # When every node can say at arrival when an IO completes (FIFO stations on their fast path),
         # so can the cluster: a write completes at the later of its copies. One event per IO then.
         self.timed = all(getattr(node, "timed", False) for node in self.nodes)
+        self._timed_nodes = [cast(TimedComponent, node) for node in self.nodes]  # used only when timed
 
     def _targets(self, io: IORequest) -> list[int]:
         n = len(self.nodes)
@@ -119,7 +121,7 @@ class ReplicatedCluster(Component):
 
     def submit_timed(self, io: IORequest) -> float:
         """When every node is timed: the completion time of ``io`` (the latest of its copies)."""
-        nodes = self.nodes
+        nodes = self._timed_nodes
         if io.is_read and self.read_policy == "primary":
             self.node_ios += 1
             node = (io.address // self.placement_bytes) % len(nodes)

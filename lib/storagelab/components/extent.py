@@ -36,11 +36,12 @@ class Extent(Component):
 
     def submit(self, io: IORequest) -> Event:
         a = io.address
-        if self.wrap:
-            a %= self.length
-            if a + io.size > self.length:
+        length = self.length
+        if self.wrap and length is not None:  # (wrap has a length: __init__ says so)
+            a %= length
+            if a + io.size > length:
                 a = 0
-        elif self.length is not None and a + io.size > self.length:
+        elif length is not None and a + io.size > length:
             raise CapacityExceeded(
                 f"extent {self.name!r}: IO [{a}, {a + io.size}) runs past its length {self.length} bytes"
             )

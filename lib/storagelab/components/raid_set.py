@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import cast
 
 from simpy.events import Event
 
-from storagelab.components.raid import Raid0
-from storagelab.kernel.component import Component, completion_at, fire
+from storagelab.components.raid import Raid0, Raid10, RaidLayout
+from storagelab.kernel.component import Component, TimedComponent, completion_at, fire
 from storagelab.kernel.composition import join_all, join_first
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import CarriedTime
@@ -68,7 +69,7 @@ class RaidSet(Component):
     member count must equal ``len(members)``.
     """
 
-    def __init__(self, name: str, layout: object, members: Sequence[Component]) -> None:
+    def __init__(self, name: str, layout: RaidLayout, members: Sequence[Component]) -> None:
         super().__init__(name)
         n = getattr(layout, "members", None)
         n = n if isinstance(n, int) else getattr(layout, "member_count", None)
@@ -82,7 +83,9 @@ class RaidSet(Component):
 
     def on_bind(self) -> None:
         # members that can say at arrival when an IO completes (FIFO stations on their fast path)
-        self._timed = [m.submit_timed if getattr(m, "timed", False) else None for m in self.members]
+        self._timed = [
+            cast(TimedComponent, m).submit_timed if getattr(m, "timed", False) else None for m in self.members
+        ]
         # of those, the stations whose fast path reads an IO's fields when it arrives and keeps nothing of it
         # (a device model or a distribution): they can be given the IO itself at the member's address, for
         # the call, instead of a member IO made for it
@@ -98,14 +101,14 @@ class RaidSet(Component):
         if reset is not None:
             reset()
         if getattr(self.layout, "tracks_pending", False):
-            self.pending = self.layout.pending
+            self.pending = cast(Raid10, self.layout).pending  # the layout that tracks them
             self.done_callbacks = [partial(self._member_done, m) for m in range(len(self.members))]
         # completion times of the IOs served by one timed member, not yet counted (see _count_single)
         self._single_ends: list[float] = []
         self._count_at = _COUNT_AT
 
     def _member_done(self, member: int, _ev: Event) -> None:
-        self.pending[member] -= 1
+        self.pending[member] -= 1  # type: ignore[index]  # a callback only where the layout tracks them
 
     def children(self) -> list[Component]:
         return self.members
@@ -141,7 +144,7 @@ class RaidSet(Component):
                 if self._reads_fields[member]:  # _one_member's timed case, with the IO itself at the member
                     now, address = self.env._now, io.address
                     io.address = s * su + off
-                    at = now + (self._timed[member](io) - now)
+                    at = now + (self._timed[member](io) - now)  # type: ignore[misc]  # a field-reading member is timed
                     io.address = address
                     ends = self._single_ends
                     ends.append(at)

@@ -198,15 +198,15 @@ class WorkingSetReadCache(WarmReadCache):
         col = {c: i for i, c in enumerate(names)}
         # pieces by volume: (lo, hi, reads, class, Zipf model or None); a hot spot is two uniform pieces
         by_volume: dict[int, list[tuple[float, float, float, str, Zipf | None]]] = {}
-        for (c, volume), (lo, hi, n) in self.classes.items():
+        for (c, volume), (first, end, reads) in self.classes.items():  # bytes [first, end), read so often
             pieces = by_volume.setdefault(volume, [])
             model = self._popularity(c)
             if isinstance(model, HotSpot):
-                cut = lo + model.hot_fraction * (hi - lo)
+                cut = first + model.hot_fraction * (end - first)
                 share = model.hot_access_pct / 100.0
-                pieces += [(lo, cut, n * share, c, None), (cut, hi, n * (1.0 - share), c, None)]
+                pieces += [(first, cut, reads * share, c, None), (cut, end, reads * (1.0 - share), c, None)]
             else:
-                pieces.append((lo, hi, float(n), c, model if isinstance(model, Zipf) else None))
+                pieces.append((first, end, float(reads), c, model if isinstance(model, Zipf) else None))
         sizes, rates, contribs = [], [], []
         for a, b, covering in self._segments(by_volume):
             size = np.array([(b - a) * self.served_share])
@@ -222,10 +222,10 @@ class WorkingSetReadCache(WarmReadCache):
                     zipfs.setdefault((model, lo, hi), []).append((n, c))
             for (model, lo, hi), readers in zipfs.items():
                 byte_share, read_share = zipf_bins(model.alpha, model.blocks)
-                per_byte = read_share / (byte_share * (hi - lo))  # per read of the class, by bin
-                add = np.zeros((per_byte.size, len(names)))
+                bin_per_byte = read_share / (byte_share * (hi - lo))  # per read of the class, by bin
+                add = np.zeros((bin_per_byte.size, len(names)))
                 for n, c in readers:
-                    add[:, col[c]] += n * per_byte
+                    add[:, col[c]] += n * bin_per_byte
                 size = np.outer(size, byte_share).ravel()
                 rate = (rate[:, None] + add.sum(axis=1)[None, :]).ravel()
                 contrib = (contrib[:, None, :] + add[None, :, :]).reshape(-1, len(names))
@@ -249,7 +249,7 @@ class WorkingSetReadCache(WarmReadCache):
     def data_bytes(self) -> float:
         """Bytes the classes read (each byte of each volume once, however many classes read it), of
         those this cache serves."""
-        total = 0
+        total: float = 0  # bytes
         for volume in {v for _c, v in self.classes}:
             spans = sorted((lo, hi) for (_c, v), (lo, hi, _n) in self.classes.items() if v == volume)
             end = -math.inf

@@ -112,6 +112,7 @@ class WriteLog(Component):
         self.span = 0  # highest byte written so far: the data the sweep goes over
         self.density = 1.0  # dirty share just ahead of the sweep, for that span
         self.overwrite_share = 1.0  # share of writes that find their block in the log: L / S, at most 1
+        assert self.ctx is not None  # bound: on_bind runs after bind() set it
         self._coalesce_draw = variates(self.ctx.streams.stream(f"{self.name}: coalescing"),
                                        lambda g, n: g.random(n)).__next__  # fmt: skip
         self._cursor = -1  # next byte the sweep may destage (-1: not started)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from heapq import heappush
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import simpy
@@ -81,7 +81,7 @@ def fire(event: Event, value: Any) -> None:
     """
     event._ok = True
     event._value = value
-    callbacks, event.callbacks = event.callbacks, None
+    callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
     for callback in callbacks:
         callback(event)
 
@@ -102,6 +102,28 @@ def fire_last(event: Event, value: Any) -> None:
         fire(event, value)
     else:
         event.succeed(value)
+
+
+class TimedComponent(Protocol):
+    """A component that says when an IO arrives when it will complete there (a FIFO station on its fast
+    path, a cluster of such nodes), where its ``timed`` is true: ``submit_timed(io)`` accepts the IO and
+    returns that time (s), scheduling nothing."""
+
+    timed: bool
+
+    def submit_timed(self, io: IORequest) -> float: ...
+
+
+class DuplexStage(Protocol):
+    """A stage that also carries each IO's response back (a :class:`~storagelab.kernel.Link`), where its
+    ``duplex`` is true: in a :class:`~storagelab.kernel.Path` the request crosses at ``forward(io)`` and the
+    response at ``respond(io)``, each returning the event of its crossing."""
+
+    duplex: bool
+
+    def forward(self, io: IORequest) -> Event: ...
+
+    def respond(self, io: IORequest) -> Event: ...
 
 
 class Component:

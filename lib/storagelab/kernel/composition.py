@@ -9,11 +9,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import cast
 
 from simpy.events import Event
 
-from storagelab.kernel.component import Component, fire
+from storagelab.kernel.component import Component, DuplexStage, fire
 from storagelab.kernel.io import IORequest
 
 
@@ -30,7 +31,7 @@ class AllOf:
         if self.left == 0:  # fire(self.event, self.value), inline
             event = self.event
             event._ok, event._value = True, self.value
-            callbacks, event.callbacks = event.callbacks, None
+            callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
             for callback in callbacks:
                 callback(event)
 
@@ -79,6 +80,11 @@ class _PathIO(Event):
     and the callback that moves it to the next stage, then back through the stages that respond. One
     object is both, so that a path costs an IO one object and no ``__init__`` call."""
 
+    path: Path
+    io: IORequest
+    i: int  # the stage it is at (an index into the path's steps)
+    back: int  # the response legs still to cross
+
     def __call__(self, _ev: Event) -> None:
         path = self.path
         if self.i < path.last_step:  # forward: the next stage
@@ -89,7 +95,7 @@ class _PathIO(Event):
             path.responders[self.back](self.io).callbacks.append(self)
         else:  # fire(self, self.io), inline: once per path an IO takes
             self._ok, self._value = True, self.io
-            callbacks, self.callbacks = self.callbacks, None
+            callbacks, self.callbacks = self.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
             for callback in callbacks:
                 callback(self)
 
@@ -111,8 +117,10 @@ class Path(Component):
     def on_bind(self) -> None:
         # what the IO calls on each stage going in, and the response legs coming back (in path order);
         # taken once the stages are bound, as a station picks its submit method then
-        self.steps = [getattr(s, "forward", s.submit) for s in self.stages]
-        self.responders = [s.respond for s in self.stages if getattr(s, "duplex", False)]
+        self.steps: list[Callable[[IORequest], Event]] = [
+            getattr(s, "forward", s.submit) for s in self.stages
+        ]
+        self.responders = [cast(DuplexStage, s).respond for s in self.stages if getattr(s, "duplex", False)]
         self.last_step, self.n_responders = len(self.steps) - 1, len(self.responders)
         self.passthrough = self.last_step == 0 and not self.responders  # one stage: the path adds nothing
 

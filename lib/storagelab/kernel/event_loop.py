@@ -49,7 +49,7 @@ def _run_until(env: simpy.Environment, until: float) -> None:
         env._now, _, _, event = heappop(queue)
         if event is stop:
             return
-        callbacks, event.callbacks = event.callbacks, None
+        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
         for callback in callbacks:
             callback(event)
         if not event._ok and not hasattr(event, "_defused"):

@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from heapq import heappop, heappush
+from typing import cast
 
 import numpy as np
 from simpy.events import NORMAL, Event
 
-from storagelab.kernel.component import Component, RunContext, completion_in
+from storagelab.kernel.component import Component, RunContext, TimedComponent, completion_in
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import Exponential, ServiceDistribution
 
@@ -42,6 +43,10 @@ class FixedSampler:
 
     def next_block(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rng = self.rng
+        if rng is None:
+            raise RuntimeError(
+                "this FixedSampler has no generator: a source draws from bind(rng), not from it"
+            )
         is_read = rng.random(n) < self.read_pct / 100 if self.read_pct < 100 else np.ones(n, dtype=bool)
         size = np.full(n, self.size, dtype=np.int64)
         blocks = self.span // self.size
@@ -216,7 +221,7 @@ class OpenSource(Source):
                 f"open source {name!r}: interarrival must be a distribution such as Exponential(mean), "
                 f"got {interarrival!r}"
             )
-        self.interarrival = interarrival or Exponential(1.0 / rate)
+        self.interarrival = interarrival or Exponential(1.0 / rate)  # type: ignore[operator]  # one is given
         self.rate_scale, self.max_scale = rate_scale, max_scale
         if rate_scale is not None and not max_scale > 0:
             raise ValueError(f"open source {name!r}: max_scale must bound rate_scale(t) from above, > 0")
@@ -234,7 +239,9 @@ class OpenSource(Source):
             self._keep = self.rng.random
         self._gap = gap.sampler(self.rng)
         self._timed = (
-            self.target.submit_timed if self.shortcuts and getattr(self.target, "timed", False) else None
+            cast(TimedComponent, self.target).submit_timed
+            if self.shortcuts and getattr(self.target, "timed", False)
+            else None
         )
         # a target that knows some IOs' completion times at arrival (submit_known returns a time for
         # those, an event for the rest): those are recorded at arrival, the rest at their event
@@ -285,7 +292,7 @@ class OpenSource(Source):
     def _issue_timed(self) -> None:
         now = self.env._now
         io = self._next_io()
-        done = self._timed(io)
+        done = self._timed(io)  # type: ignore[misc]  # set (not None) wherever this method is used
         self.submitted += 1
         self.issued_total += 1
         self._area += done - now
@@ -302,7 +309,7 @@ class OpenSource(Source):
         it knows is counted and recorded as :meth:`_issue_timed` does, the rest as :meth:`_issue` does."""
         now = self.env._now
         io = self._next_io()
-        done = self._known(io)
+        done = self._known(io)  # type: ignore[misc]  # set (not None) wherever this method is used
         self.submitted += 1
         self.issued_total += 1
         if done.__class__ is not float:  # an event: Source._issue's accounting, inline
@@ -423,7 +430,7 @@ class ClosedSource(Source):
         else:
             self._think = None
         if self.async_writes:
-            self._issue = self._issue_read_after_writes  # the worker waits for reads only
+            self._issue = self._issue_read_after_writes  # type: ignore[method-assign]  # the worker waits for reads only
         for k in range(slots):
             if self._slot_think is None:
                 self._issue()

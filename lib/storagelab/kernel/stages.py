@@ -22,6 +22,7 @@ class Delay(Component):
 
     def __init__(self, name: str, delay: float | ServiceDistribution) -> None:
         super().__init__(name)
+        self.delay: float | ServiceDistribution
         if isinstance(delay, ServiceDistribution):
             self.delay = delay
         else:

@@ -74,7 +74,7 @@ class Station(Component):
                     "model; give each station its own (ParamSet.device() returns a fresh one per call)"
                 )
             with suppress(AttributeError):  # a frozen or slotted model cannot be tracked
-                src._station = self
+                src._station = self  # type: ignore[attr-defined]  # a device model, tracked where it can be
         self._service, state_dependent = io_service(self.service_source, self.rng)
         # a distribution ignores the IO: draw from it directly on the fast path (one call fewer per IO)
         self._draw = (
@@ -91,7 +91,7 @@ class Station(Component):
         self._ends: list[float] = []  # general path: end times of the jobs in service
         self._busy = 0  # general path: servers busy now
         self._wake_pending = False
-        self.submit = self._submit_fast if self.fast else self._submit_general
+        self.submit = self._submit_fast if self.fast else self._submit_general  # type: ignore[method-assign]  # chosen per station when bound
         self.reset_stats()
 
     def _future_work(self, now: float) -> float:
