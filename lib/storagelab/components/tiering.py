@@ -249,13 +249,13 @@ class WorkingSetReadCache(WarmReadCache):
     def data_bytes(self) -> float:
         """Bytes the classes read (each byte of each volume once, however many classes read it), of
         those this cache serves."""
-        total: float = 0  # bytes
+        total = 0  # bytes
         for volume in {v for _c, v in self.classes}:
             spans = sorted((lo, hi) for (_c, v), (lo, hi, _n) in self.classes.items() if v == volume)
-            end = -math.inf
+            end: int | None = None  # where the spans so far end
             for lo, hi in spans:
-                if hi > end:
-                    total += hi - max(lo, end)
+                if end is None or hi > end:
+                    total += hi - (lo if end is None else max(lo, end))
                     end = hi
         return total * self.served_share
 
