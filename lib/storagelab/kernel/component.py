@@ -105,9 +105,9 @@ def fire_last(event: Event, value: Any) -> None:
 
 
 class TimedComponent(Protocol):
-    """A component that says when an IO arrives when it will complete there (a FIFO station on its fast
-    path, a cluster of such nodes), where its ``timed`` is true: ``submit_timed(io)`` accepts the IO and
-    returns that time (s), scheduling nothing."""
+    """A component that can tell, as an IO arrives, when the IO will complete there (a FIFO station on its
+    fast path, a cluster of such nodes), wherever its ``timed`` is true: ``submit_timed(io)`` accepts the
+    IO and returns that time (s), scheduling nothing."""
 
     timed: bool
 
