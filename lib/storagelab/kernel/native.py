@@ -60,7 +60,7 @@ GROUP = "storagelab_native"
 PURE_PYTHON_VARIABLE = "STORAGELAB_PURE_PYTHON"
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # the storagelab package folder
-_MANIFEST = "manifest.json"
+MANIFEST_FILE = "manifest.json"
 _state: tuple[str, Path | None] | None = None  # (status, folder to import from), decided once per process
 
 
@@ -78,10 +78,15 @@ def _digests(package: Path = _PACKAGE) -> dict[str, str]:
     return {m: hashlib.sha256((package / m).read_bytes()).hexdigest() for m in MODULES}
 
 
+def manifest(package: Path = _PACKAGE) -> dict[str, object]:
+    """What a build of the sources in ``package`` records: this interpreter and each module's SHA-256."""
+    return {"python": _python(), "sources": _digests(package)}
+
+
 def check(folder: Path, package: Path = _PACKAGE) -> str | None:
     """Why the build in ``folder`` cannot be used for the sources in ``package`` (None if it can)."""
     try:
-        manifest = json.loads((folder / _MANIFEST).read_text())
+        manifest = json.loads((folder / MANIFEST_FILE).read_text())
     except (OSError, ValueError):
         return "not built"
     if manifest.get("python") != _python():
@@ -159,7 +164,7 @@ def build(folder: Path | None = None) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="storagelab-native-") as scratch:
         out, work = Path(scratch) / "out", Path(scratch) / "work"
-        sources = _digests()  # the sources as they are when the build starts
+        record = manifest()  # the sources as they are when the build starts
         script = (
             "import sys\n"
             "from setuptools import setup\n"
@@ -179,9 +184,9 @@ def build(folder: Path | None = None) -> Path:
         )
         if done.returncode != 0:
             raise RuntimeError(f"mypyc failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-        if _digests() != sources:
+        if manifest() != record:
             raise RuntimeError("the sources changed while they were compiled; run storagelab compile again")
-        (out / _MANIFEST).write_text(json.dumps({"python": _python(), "sources": sources}, indent=1) + "\n")
+        (out / MANIFEST_FILE).write_text(json.dumps(record, indent=1) + "\n")
         if folder.exists():
             shutil.rmtree(folder)
         shutil.move(str(out), folder)
