@@ -230,7 +230,8 @@ def bench(
 @app.command("compile")
 def compile_kernel(
     status: Annotated[
-        bool, typer.Option("--status", help="only say which per-IO modules run here (compiled or pure Python)")
+        bool,
+        typer.Option("--status", help="only say which per-IO modules run here (compiled or pure Python)"),
     ] = False,
     if_stale: Annotated[
         bool,
