@@ -201,11 +201,19 @@ def bench(
     over one; with --against REV, this checkout's storagelab rows beside the same rows at REV; with
     --per-io, where the Virtual SAN scenario spends its time per IO, by source file."""
 
+    from storagelab.kernel import native
     from storagelab.verify.benchmark import against_revision, sweep_efficiency
     from storagelab.verify.benchmark import bench as run_bench
 
+    typer.echo(f"per-IO modules: {native.status()}")
     if per_io:
         from storagelab.verify.per_io import per_io_costs
+
+        if native.status().startswith("compiled"):
+            typer.echo(
+                "note: cProfile does not see inside the compiled modules; for their calls per IO run this with "
+                f"{native.PURE_PYTHON_VARIABLE}=1"
+            )
 
         cost = per_io_costs(horizon=0.5 if quick else 1.0, warmup=0.1 if quick else 0.2, seed=seed)
         typer.echo(cost.summary())
