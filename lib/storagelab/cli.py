@@ -211,8 +211,7 @@ def bench(
 
         if native.status().startswith("compiled"):
             typer.echo(
-                "note: cProfile does not see inside the compiled modules; for their calls per IO run this with "
-                f"{native.PURE_PYTHON_VARIABLE}=1"
+                "(measured with the per-IO modules as pure Python: cProfile does not see compiled code)"
             )
 
         cost = per_io_costs(horizon=0.5 if quick else 1.0, warmup=0.1 if quick else 0.2, seed=seed)

@@ -273,7 +273,9 @@ class OpenSource(Source):
         if scale is None:  # every arrival is kept
             while True:
                 issue()
-                t = env._now + gap()
+                # declared a float: compiled, a numpy scalar time (a float subclass) is taken as a float, so the
+                # comparisons below give bools, not numpy's
+                t: float = env._now + gap()
                 if not shortcuts or not queue or queue[0][0] <= t:
                     self._schedule(t)
                     return
