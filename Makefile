@@ -1,14 +1,15 @@
 # storagelab — the two commands a user needs:
 #   make report   build the environment if needed, execute every notebook, write reports/index.html
 #   make test     build the environment if needed, run unit tests, nbval and the papermill smoke run
-# Other targets: make lab, make lock, make refresh, make calibration, make measured, make bench, make lint.
+# Other targets: make lab, make lock, make refresh, make calibration, make measured, make bench, make lint,
+# make native (the compiled per-IO modules; the targets above build them when their sources change).
 
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: report test lab lint lock refresh calibration measured bench env clean
+.PHONY: report test lab lint lock refresh calibration measured bench env native clean
 
 env: $(STAMP)
 
@@ -29,13 +30,18 @@ $(STAMP): requirements.lock pyproject.toml ci/jupyterlab-overrides.json ci/jupyt
 	mkdir -p $(VENV)/etc/jupyter && cp ci/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.json
 	touch $(STAMP)
 
-report: $(STAMP)
+# The per-IO modules compiled by mypyc (storagelab.kernel.native), rebuilt when their sources have changed:
+# a no-op when up to date, a message and pure Python on a machine without a C compiler.
+native: $(STAMP)
+	$(BIN)/storagelab compile --if-stale
+
+report: native
 	$(BIN)/storagelab report
 
-test: $(STAMP)
+test: native
 	bash ci/test.sh
 
-lab: $(STAMP)
+lab: native
 	$(BIN)/jupyter lab notebooks/
 
 lint: $(STAMP)
@@ -46,25 +52,25 @@ lint: $(STAMP)
 
 # Re-execute every notebook in place with its default parameters and strip volatile metadata,
 # so that the committed outputs are the ones nbval compares against.
-refresh: $(STAMP)
+refresh: native
 	$(BIN)/storagelab refresh
 
 # Re-run the committed quick calibration (the run notebooks 10-14 and the README show; a couple of minutes), then
 # regenerate the README's table from it. Commit notebooks/calibration-quick.csv and README.md together.
-calibration: $(STAMP)
+calibration: native
 	$(BIN)/storagelab calibrate --quick --out notebooks/calibration-quick.csv > /dev/null
 	$(BIN)/python ci/update_readme_calibration.py --envelope
 
 # Re-fit the committed measurement of this machine's disk, re-check its held-back and its blind validation
 # points, and regenerate the README's figures from the check tables. Commit measurements/ and README.md together.
-measured: $(STAMP)
+measured: native
 	$(BIN)/storagelab fit measurements/vda-ext4 > /dev/null
 	$(BIN)/storagelab fit measurements/vda-ext4 --check-on measurements/vda-ext4-validation > /dev/null
 	$(BIN)/python ci/update_readme_measured.py
 
 # Two consecutive kernel benchmark runs (a few minutes), then the README's table from them. Commit
 # benchmarks/ and README.md together.
-bench: $(STAMP)
+bench: native
 	$(BIN)/storagelab bench --out benchmarks/bench-1.csv > /dev/null
 	$(BIN)/storagelab bench --out benchmarks/bench-2.csv > /dev/null
 	$(BIN)/python ci/update_readme_bench.py

@@ -2,7 +2,8 @@
 # What CI checks, in one place (called by `make test`, which `.ci/run` calls):
 #   1. ruff over the package, tests and notebooks; ruff format --check over the package and tests;
 #      lint-imports (the rooms of lib/storagelab import only the rooms below them: pyproject.toml);
-#      mypy over the modules every simulated IO crosses ([tool.mypy] files in pyproject.toml);
+#      mypy over the modules every simulated IO crosses ([tool.mypy] files in pyproject.toml), which
+#      make native has compiled (storagelab.kernel.native) if this machine has a C compiler;
 #   2. one pytest run, on both cores (pytest-xdist; a notebook's cells stay on one worker), that holds
 #      - the unit tests (tests/), including the report pipeline on a small project with other parameters
 #        and the re-run of the committed calibration (marked slow),
@@ -20,6 +21,9 @@ echo "== import layers"
 
 echo "== mypy: the per-IO modules"
 "$BIN/mypy"
+
+echo "== the per-IO modules (make native compiles them when a C compiler is here)"
+"$BIN/storagelab" compile --status
 
 echo "== pytest: unit tests and nbval, on both cores"
 "$BIN/python" -m pytest tests notebooks \

@@ -201,11 +201,18 @@ def bench(
     over one; with --against REV, this checkout's storagelab rows beside the same rows at REV; with
     --per-io, where the Virtual SAN scenario spends its time per IO, by source file."""
 
+    from storagelab.kernel import native
     from storagelab.verify.benchmark import against_revision, sweep_efficiency
     from storagelab.verify.benchmark import bench as run_bench
 
+    typer.echo(f"per-IO modules: {native.status()}")
     if per_io:
         from storagelab.verify.per_io import per_io_costs
+
+        if native.status().startswith("compiled"):
+            typer.echo(
+                "(measured with the per-IO modules as pure Python: cProfile does not see compiled code)"
+            )
 
         cost = per_io_costs(horizon=0.5 if quick else 1.0, warmup=0.1 if quick else 0.2, seed=seed)
         typer.echo(cost.summary())
@@ -225,6 +232,46 @@ def bench(
     if out is not None:
         table.write_csv(out)
         typer.echo(f"rows written: {out}")
+
+
+@app.command("compile")
+def compile_kernel(
+    status: Annotated[
+        bool,
+        typer.Option("--status", help="only say which per-IO modules run here (compiled or pure Python)"),
+    ] = False,
+    if_stale: Annotated[
+        bool,
+        typer.Option(
+            "--if-stale",
+            help="compile only if the build is missing or out of date, and skip with a message (not an error) "
+            "on a machine without a C compiler",
+        ),
+    ] = False,
+) -> None:
+    """Compile the modules every simulated IO crosses to C extensions with mypyc (a few minutes; the same
+    results, faster), into this environment (never the source tree). They are used only while they match
+    their sources: after an edit every module runs as pure Python, with a warning, until the next compile.
+    STORAGELAB_PURE_PYTHON=1 runs pure Python whatever is built. make runs `compile --if-stale`."""
+    from storagelab.kernel import native
+
+    folder = native.build_dir()
+    why = native.check(folder)
+    if status:
+        typer.echo(f"per-IO modules: {native.status()}")
+        return
+    if if_stale and why is None:
+        typer.echo(f"per-IO modules: compiled, up to date ({folder})")
+        return
+    if if_stale and native.toolchain() is not None:
+        typer.echo(f"per-IO modules: not compiled ({native.toolchain()}); running them as pure Python")
+        return
+    typer.echo(f"compiling {len(native.MODULES)} per-IO modules with mypyc into {folder} (a few minutes) ...")
+    try:
+        native.build(folder)
+    except RuntimeError as err:
+        _fail(err)
+    typer.echo(f"per-IO modules: compiled ({folder}); new processes use them")
 
 
 #: The columns ``calibrate`` prints (the CSV keeps all of :data:`storagelab.calibration.COLUMNS`).

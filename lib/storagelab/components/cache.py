@@ -11,10 +11,10 @@ from functools import partial
 from heapq import heappop, heappush
 from typing import cast
 
-from simpy.events import Event
+from mypy_extensions import mypyc_attr
 
 from storagelab.components import cache_policies
-from storagelab.kernel.component import Component, TimedComponent, completion_in, fire
+from storagelab.kernel.component import Component, EventLike, Signal, TimedComponent, completion_in, fire
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
 
@@ -30,7 +30,7 @@ def make_policy(policy: str, capacity_blocks: int):
     return getattr(cache_policies, cls_name)(capacity_blocks)
 
 
-def _succeed(event: Event, value: object, _ev: Event) -> None:
+def _succeed(event: EventLike, value: object, _ev: EventLike) -> None:
     """A callback that succeeds ``event`` with ``value`` (queued, as ``event.succeed`` does)."""
     event.succeed(value)
 
@@ -39,6 +39,7 @@ def _blocks(io: IORequest, block: int) -> range:
     return range(io.address // block, (io.address + io.size - 1) // block + 1)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by modules not compiled
 class ReadCache(Component):
     """A read cache of ``capacity_bytes`` in ``block_bytes`` blocks in front of ``backend``.
 
@@ -104,7 +105,7 @@ class ReadCache(Component):
 
     def on_bind(self) -> None:
         self.policy = make_policy(self.policy_name, self.capacity_bytes // self.block_bytes)
-        self._filling: dict[int, Event] = {}  # block -> the back-end read that brings its data
+        self._filling: dict[int, EventLike] = {}  # block -> the back-end read that brings its data
         self._stream_ends: dict[int, None] = {}  # where recent reads ended, oldest first (insertion order)
 
     def reset_stats(self) -> None:
@@ -113,7 +114,7 @@ class ReadCache(Component):
         p = getattr(self, "policy", None)
         self._base = (p.hits, p.misses) if p is not None else (0, 0)
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         policy, filling, block = self.policy, self._filling, self.block_bytes
         first = io.address // block
         one = (io.address + io.size - 1) // block == first  # most IOs: one block, no lists
@@ -162,14 +163,14 @@ class ReadCache(Component):
                     policy.insert(b)
         return self.backend.submit(io)
 
-    def _miss(self, io: IORequest, missing: list[int]) -> Event:
+    def _miss(self, io: IORequest, missing: list[int]) -> EventLike:
         """A read with ``missing`` blocks: from the back end, read ahead if it continues a stream."""
         self.read_misses += 1
         sequential = self.read_ahead_to and io.address in self._stream_ends
         ahead = self._ahead(io) if sequential else None
         return self._read_extended(io, missing, ahead) if ahead else self._fetch(io, missing)
 
-    def _fetch(self, io: IORequest, missing: list[int]) -> Event:
+    def _fetch(self, io: IORequest, missing: list[int]) -> EventLike:
         """Read ``io`` from the back end; its ``missing`` blocks are filling until it completes."""
         fetch = self.backend.submit(io)
         filling = self._filling
@@ -196,7 +197,7 @@ class ReadCache(Component):
             last = b + 1
         return range(first, last)
 
-    def _read_extended(self, io: IORequest, missing: list[int], ahead: range) -> Event:
+    def _read_extended(self, io: IORequest, missing: list[int], ahead: range) -> EventLike:
         """Read ``io`` and the blocks ``ahead`` of it as one back-end read; ``io`` completes with it."""
         for b in ahead:
             self.policy.insert(b)
@@ -204,26 +205,26 @@ class ReadCache(Component):
         self.prefetched_blocks += len(ahead)
         read = io.child(size=ahead.stop * self.block_bytes - io.address)
         fetch = self._fetch(read, missing + list(ahead))
-        done = Event(self.env)
+        done = Signal(self.env)
         fetch.callbacks.append(lambda _ev: fire(done, io))
         return done
 
-    def _hit(self, io: IORequest) -> Event:
+    def _hit(self, io: IORequest) -> EventLike:
         """Serve a read whose blocks are all resident: ``hit_latency`` plus ``size / hit_bandwidth``."""
         return completion_in(self.env, self.hit_latency + io.size / self.hit_bandwidth, io)
 
-    def _filled(self, blocks: list[int], fetch: Event) -> None:
+    def _filled(self, blocks: list[int], fetch: EventLike) -> None:
         """A back-end read completed: the blocks it was filling hold their data now."""
         filling = self._filling
         for b in blocks:
             if filling.get(b) is fetch:
                 del filling[b]
 
-    def _after_fills(self, fills: list[Event], io: IORequest) -> Event:
+    def _after_fills(self, fills: list[EventLike], io: IORequest) -> EventLike:
         """An event for ``io`` served from the cache once every fill in ``fills`` has completed."""
-        env, done = self.env, Event(self.env)
+        env, done = self.env, Signal(self.env)
 
-        def serve(_ev: Event) -> None:
+        def serve(_ev: EventLike) -> None:
             self._hit(io).callbacks.append(lambda _e: fire(done, io))
 
         join_all(env, fills, io).callbacks.append(serve)
@@ -306,7 +307,7 @@ class WriteBackBuffer(Component):
     def on_bind(self) -> None:
         self.dirty_bytes = 0
         self._queue: deque[IORequest] = deque()  # accepted writes awaiting destage
-        self._waiting: deque[tuple[IORequest, Event]] = deque()  # writes waiting for space
+        self._waiting: deque[tuple[IORequest, EventLike]] = deque()  # writes waiting for space
         self._in_flight = 0
         self._destaging = False
         self._next_flush = 0.0
@@ -327,7 +328,7 @@ class WriteBackBuffer(Component):
             self._retire(self.env._now)
         self.writes = self.reads = self.read_hits = self.destaged = self.stalled = 0
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         done = self._done
         if done and done[0][0] <= self.env._now:
             self._retire(self.env._now)
@@ -352,12 +353,12 @@ class WriteBackBuffer(Component):
         if self.dirty_bytes + io.size <= self.capacity_bytes and not self._waiting:
             return self._accept(io)
         self.stalled += 1
-        ev = Event(self.env)
+        ev = Signal(self.env)
         self._waiting.append((io, ev))
         self._kick()
         return ev
 
-    def _accept(self, io: IORequest) -> Event:
+    def _accept(self, io: IORequest) -> EventLike:
         size = io.size
         self.dirty_bytes += size
         dirty, block = self._dirty_blocks, self.block_bytes
@@ -406,11 +407,11 @@ class WriteBackBuffer(Component):
                 self._next_flush = max(self._next_flush, now) + io.size / self.flush_rate
             self.backend.submit(io.child()).callbacks.append(self._destaged)
 
-    def _flush_due(self, _ev: Event) -> None:
+    def _flush_due(self, _ev: EventLike) -> None:
         self._flush_timer = False
         self._kick()
 
-    def _destaged(self, ev: Event) -> None:
+    def _destaged(self, ev: EventLike) -> None:
         self._in_flight -= 1
         self._free(ev._value.tag)
         if self.dirty_bytes <= self.low:
@@ -472,7 +473,7 @@ class WriteBackBuffer(Component):
                 self._wake_at = end
                 completion_in(self.env, end - self.env.now, end).callbacks.append(self._wake)
 
-    def _wake(self, ev: Event) -> None:
+    def _wake(self, ev: EventLike) -> None:
         if ev._value == self._wake_at:
             self._wake_at = None
         self._retire(self.env._now)

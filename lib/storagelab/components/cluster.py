@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from simpy.events import Event
-
 from storagelab.components.tiering import WorkingSetReadCache
-from storagelab.kernel.component import Component, TimedComponent, completion_in
+from storagelab.kernel.component import Component, EventLike, Signal, TimedComponent, completion_in
 from storagelab.kernel.composition import AllOf
 from storagelab.kernel.io import IORequest
 
@@ -150,7 +148,7 @@ class ReplicatedCluster(Component):
         run, j = divmod(region // n, copy_run)
         return ((run * self.replicas + (node - region) % n) * copy_run + j) * size + offset
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         if self.timed:
             env = self.env
             return completion_in(env, self.submit_timed(io) - env._now, io)
@@ -174,7 +172,7 @@ class ReplicatedCluster(Component):
         targets = self._targets(io)
         self.node_ios += len(targets)
         # a write: a member IO on each copy's node, complete when all are (join_all without the list)
-        done = Event.__new__(Event)  # Event(self.env), without its __init__ call
+        done = Signal.__new__(Signal)  # Signal(self.env), without its __init__ call
         done.env, done.callbacks = self.env, []
         all_done = AllOf(done, len(targets), io)
         nodes = self.nodes

@@ -10,10 +10,8 @@ frame 0).
 
 from __future__ import annotations
 
-from simpy.events import Event
-
 from storagelab.devices import CapacityExceeded
-from storagelab.kernel.component import Component
+from storagelab.kernel.component import Component, EventLike
 from storagelab.kernel.io import IORequest
 
 
@@ -34,7 +32,7 @@ class Extent(Component):
     def children(self) -> list[Component]:
         return [self.target]
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         a = io.address
         length = self.length
         if self.wrap and length is not None:  # (wrap has a length: __init__ says so)
@@ -66,7 +64,7 @@ class Lun(Component):
     def children(self) -> list[Component]:
         return [self.target]
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         if self.capacity is not None and io.address + io.size > self.capacity:
             raise CapacityExceeded(
                 f"{self.name}: IO [{io.address}, {io.address + io.size}) runs past the capacity {self.capacity} bytes"

@@ -11,10 +11,8 @@ from collections.abc import Sequence
 from functools import partial
 from typing import cast
 
-from simpy.events import Event
-
 from storagelab.components.raid import Raid0, Raid10, RaidLayout
-from storagelab.kernel.component import Component, TimedComponent, completion_at, fire
+from storagelab.kernel.component import Component, EventLike, Signal, TimedComponent, completion_at, fire
 from storagelab.kernel.composition import join_all, join_first
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import CarriedTime
@@ -29,7 +27,7 @@ class _Phases:
 
     __slots__ = ("done", "i", "io", "phases", "raid")
 
-    def __init__(self, raid: RaidSet, io: IORequest, phases: list, done: Event) -> None:
+    def __init__(self, raid: RaidSet, io: IORequest, phases: list, done: EventLike) -> None:
         self.raid, self.io, self.phases, self.done, self.i = raid, io, phases, done, 0
 
     def start(self) -> None:
@@ -51,7 +49,7 @@ class _Phases:
         join = join_first if phase.join == "any" else join_all
         join(self.raid.env, parts, io).callbacks.append(self._phase_done)
 
-    def _phase_done(self, _ev: Event) -> None:
+    def _phase_done(self, _ev: EventLike) -> None:
         self.i += 1
         if self.i == len(self.phases):
             raid = self.raid
@@ -107,7 +105,7 @@ class RaidSet(Component):
         self._single_ends: list[float] = []
         self._count_at = _COUNT_AT
 
-    def _member_done(self, member: int, _ev: Event) -> None:
+    def _member_done(self, member: int, _ev: EventLike) -> None:
         self.pending[member] -= 1  # type: ignore[index]  # a callback only where the layout tracks them
 
     def children(self) -> list[Component]:
@@ -133,7 +131,7 @@ class RaidSet(Component):
         self._single_ends = left
         self._count_at = max(_COUNT_AT, 2 * len(left))
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         self.ios += 1
         unit = self._unit
         if unit is not None:  # RAID-0: Raid0.plan's one-unit case, inline (the IO was checked at its source)
@@ -158,11 +156,11 @@ class RaidSet(Component):
             op = ops[0]
             member_io = io.child(size=op.size, address=op.address, is_read=op.is_read)
             return self._one_member(io, op.member, member_io)
-        done = Event(self.env)
+        done = Signal(self.env)
         _Phases(self, io, phases, done).start()
         return done
 
-    def _one_member(self, io: IORequest, member: int, member_io: IORequest) -> Event:
+    def _one_member(self, io: IORequest, member: int, member_io: IORequest) -> EventLike:
         """``io`` served by one IO on one member: the member's completion is the IO's."""
         timed = self._timed[member]
         if timed is not None:  # the member says now when it completes: its event is this IO's
@@ -173,11 +171,11 @@ class RaidSet(Component):
             if len(ends) >= self._count_at:
                 self._count_single(now)
             return completion_at(self.env, at, io)
-        done = Event(self.env)
+        done = Signal(self.env)
         self.members[member].submit(member_io).callbacks.append(partial(self._single_done, io, done))
         return done
 
-    def _single_done(self, io: IORequest, done: Event, _ev: Event) -> None:
+    def _single_done(self, io: IORequest, done: EventLike, _ev: EventLike) -> None:
         self.completed += 1
         self.member_ios += 1
         fire(done, io)

@@ -22,9 +22,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 from scipy import optimize
-from simpy.events import Event
 
-from storagelab.kernel.component import Component
+from storagelab.kernel.component import Component, EventLike
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import variates
 from storagelab.workloads.locality import HotSpot, Locality, Uniform, Zipf
@@ -40,7 +39,7 @@ class ReadWriteSplit(Component):
     def children(self) -> list[Component]:
         return [self.reads, self.writes]
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         return (self.reads if io.is_read else self.writes).submit(io)
 
 
@@ -65,7 +64,7 @@ class WarmReadCache(Component):
     def reset_stats(self) -> None:
         self.reads = self.hits = 0
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         if not io.is_read:
             return self.backend.submit(io)
         self.reads += 1
@@ -280,7 +279,7 @@ class WorkingSetReadCache(WarmReadCache):
         ratios = (resident @ reads) / reads.sum(axis=0)
         return {c: min(self.resident_share, float(h)) for c, h in zip(names, ratios, strict=True)}
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         if not io.is_read:
             return self.backend.submit(io)
         key = (io.cls, io.volume)

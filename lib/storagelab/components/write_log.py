@@ -45,9 +45,8 @@ import math
 from collections import deque
 
 from scipy.optimize import brentq
-from simpy.events import Event
 
-from storagelab.kernel.component import Component, fire_last
+from storagelab.kernel.component import Component, EventLike, Signal, fire_last
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import variates
 
@@ -118,14 +117,14 @@ class WriteLog(Component):
         self._cursor = -1  # next byte the sweep may destage (-1: not started)
         self._backlog = 0  # bytes acknowledged and not yet sent to the backend
         self._todo: deque[int] = deque()  # sizes of the writes to destage, in arrival order
-        self._held: deque[tuple[IORequest, Event]] = deque()  # writes held by congestion
+        self._held: deque[tuple[IORequest, EventLike]] = deque()  # writes held by congestion
         self._in_flight = 0
 
     def reset_stats(self) -> None:
         self.writes = self.destages = self.destaged_bytes = self.held = self.coalesced = 0
         self.max_backlog = 0
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         if io.is_read:
             return self.backend.submit(io)
         self.writes += 1
@@ -134,12 +133,12 @@ class WriteLog(Component):
             self.span = end
             self.density = sweep_density(self.level_bytes / end)
             self.overwrite_share = min(1.0, self.level_bytes / end)
-        done = Event.__new__(Event)  # Event(self.env), without its __init__ call
+        done = Signal.__new__(Signal)  # Signal(self.env), without its __init__ call
         done.env, done.callbacks = self.env, []
         self.log.submit(io).callbacks.append(lambda _ev: self._logged(io, done))
         return done
 
-    def _logged(self, io: IORequest, done: Event) -> None:
+    def _logged(self, io: IORequest, done: EventLike) -> None:
         if self._held or not self._room_for(io.size):
             self.held += 1
             self._held.append((io, done))  # congestion: admitted when the destage has drained room
@@ -187,7 +186,7 @@ class WriteLog(Component):
         self._cursor = address + size
         return address
 
-    def _destaged(self, ev: Event) -> None:
+    def _destaged(self, ev: EventLike) -> None:
         self._in_flight -= 1
         self.destaged_bytes += ev._value.size
         self._kick()

@@ -6,6 +6,12 @@ The kernel never imports a device, a RAID layout, a cache, a preset or a workloa
 :mod:`storagelab.workloads`).
 """
 
+import sys
+
+from storagelab.kernel import native
+
+native.activate(sys.modules[__name__])  # the compiled per-IO modules, if built and up to date
+
 from storagelab.kernel.component import Component, RunContext, completion_at, completion_in
 from storagelab.kernel.composition import Mirror, Path, join_all, join_first
 from storagelab.kernel.disciplines import (

@@ -1,7 +1,7 @@
 """The component interface every stage of a simulated IO path implements, and the run context.
 
-A component *accepts an IO and returns a SimPy event that fires when the IO completes* (its value is
-the IO). Everything composes through that one method: paths in series, fork/join for mirrors and
+A component *accepts an IO and returns an event that fires when the IO completes* (its value is
+the IO): a :class:`Signal`, the kernel's own event, or any SimPy event (a component may use a process). Everything composes through that one method: paths in series, fork/join for mirrors and
 stripes, caches in front of back ends, schedulers in front of devices.
 
 Components are built from plain parameters and bound to a run by :meth:`Component.bind`, which gives
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from heapq import heappush
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL, Event
+from mypy_extensions import mypyc_attr
+from simpy.events import NORMAL, PENDING, Condition
 
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import RandomStreams
@@ -29,6 +30,95 @@ if TYPE_CHECKING:
 #: (:func:`storagelab.analysis.headroom.headroom`).
 BEYOND_RANGE = "beyond_published_range"
 
+#: What a component's ``submit`` returns and a callback receives: a :class:`Signal` or a SimPy event
+#: (``Any`` to the type checker, so that the compiled per-IO modules, :mod:`storagelab.kernel.native`, check
+#: nothing about it at run time).
+EventLike: TypeAlias = Any
+
+
+class Signal:
+    """The kernel's event: what a component returns for an IO, with SimPy's ``Event`` attributes and
+    protocol, so that SimPy's loop, processes (``yield``) and conditions (``env.all_of``, ``&``, ``|``)
+    take it as one of theirs.
+
+    The kernel makes one or more per IO and stage, written ``Signal.__new__(Signal)`` with its four
+    attributes set where it is made (run pure Python, no ``__init__`` call; compiled, the native constructor
+    runs, hence ``env``'s default); ``Signal(env)`` is a pending one. It is a class
+    of the kernel's rather than SimPy's ``Event`` so that the compiled per-IO modules hold it as a native
+    object (fixed fields, no ``__dict__``); run pure Python, it is the same as an ``Event``.
+    """
+
+    _value: Any = PENDING  # until it is triggered (made by __new__, as SimPy's Event has it too)
+
+    def __init__(self, env: Any = None) -> None:
+        self.env: Any = env
+        self.callbacks: Any = []  # a list of callables until processed, then None
+        self._value = PENDING
+        self._ok: bool = False
+        self._defused: bool  # set (True) only when a failure is handled, as SimPy's attribute
+
+    def __repr__(self) -> str:
+        return f"<Signal() object at {id(self):#x}>"
+
+    def __call__(self, _ev: Any) -> None:
+        # a subclass is a callback (a path's IO); compiled, a native base class must have the slot too
+        raise TypeError(f"{self} is an event, not a callback")
+
+    @property
+    def triggered(self) -> bool:
+        """Whether it has a value (it is scheduled, or processed)."""
+        return self._value is not PENDING
+
+    @property
+    def processed(self) -> bool:
+        """Whether its callbacks have run."""
+        return self.callbacks is None
+
+    @property
+    def ok(self) -> bool:
+        """Whether it succeeded."""
+        return self._ok
+
+    @property
+    def defused(self) -> bool:
+        """Whether its failure was handled."""
+        return getattr(self, "_defused", False)
+
+    @property
+    def value(self) -> Any:
+        """Its value (the IO); an error while it is pending."""
+        if self._value is PENDING:
+            raise AttributeError(f"value of {self} is not yet available")
+        return self._value
+
+    def succeed(self, value: Any = None) -> Signal:
+        """Set its value and schedule it now, as ``Event.succeed`` does."""
+        if self._value is not PENDING:
+            raise RuntimeError(f"{self} has already been triggered")
+        self._ok = True
+        self._value = value
+        self.env.schedule(self)
+        return self
+
+    def fail(self, exception: BaseException) -> Signal:
+        """Fail it with ``exception`` and schedule it now, as ``Event.fail`` does."""
+        if self._value is not PENDING:
+            raise RuntimeError(f"{self} has already been triggered")
+        if not isinstance(exception, BaseException):
+            raise TypeError(f"{exception} is not an exception.")
+        self._ok = False
+        self._value = exception
+        self.env.schedule(self)
+        return self
+
+    def __and__(self, other: Any) -> Condition:
+        events: list[Any] = [self, other]
+        return Condition(self.env, Condition.all_events, events)
+
+    def __or__(self, other: Any) -> Condition:
+        events: list[Any] = [self, other]
+        return Condition(self.env, Condition.any_events, events)
+
 
 @dataclass
 class RunContext:
@@ -40,38 +130,38 @@ class RunContext:
     components: dict[str, Component] = field(default_factory=dict)
 
 
-def completion_in(env: simpy.Environment, delay: float, value: Any) -> Event:
+def completion_in(env: simpy.Environment, delay: float, value: Any) -> Signal:
     """A triggered event that fires ``delay`` seconds from now with ``value``.
 
     Equivalent to ``env.timeout(delay, value)`` without the argument checks: this is the kernel's
     hot path (one call per IO per stage).
     """
-    ev = Event.__new__(Event)
+    ev = Signal.__new__(Signal)
     ev.env = env
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
     return ev
 
 
-def completion_at(env: simpy.Environment, when: float, value: Any) -> Event:
+def completion_at(env: simpy.Environment, when: float, value: Any) -> Signal:
     """A triggered event that fires at simulated time ``when`` (s, not before now) with ``value``.
 
     For a component that knows an IO's completion time at arrival (from the ``submit_timed`` of a FIFO
     station on its fast path): one event at that exact time, where ``completion_in(env, when - now)``
     would compute ``now + (when - now)``, which may differ from ``when`` in its last bit.
     """
-    ev = Event.__new__(Event)
+    ev = Signal.__new__(Signal)
     ev.env = env
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (when, NORMAL, next(env._eid), ev))
+    heappush(env._queue, (when, NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
     return ev
 
 
-def fire(event: Event, value: Any) -> None:
+def fire(event: EventLike, value: Any) -> None:
     """Succeed ``event`` with ``value`` and run its callbacks now, inside the event being processed.
 
     The completion of a composite (a path's last stage, the last part of a join, a RAID set's last
@@ -86,7 +176,7 @@ def fire(event: Event, value: Any) -> None:
         callback(event)
 
 
-def fire_last(event: Event, value: Any) -> None:
+def fire_last(event: EventLike, value: Any) -> None:
     """Succeed ``event`` with ``value`` as ``event.succeed(value)`` would, from the *last* callback of the
     event being processed, as the last thing that callback does: inline (:func:`fire`) when no other event
     is due at this instant, else scheduled as ``succeed`` schedules it.
@@ -121,11 +211,12 @@ class DuplexStage(Protocol):
 
     duplex: bool
 
-    def forward(self, io: IORequest) -> Event: ...
+    def forward(self, io: IORequest) -> EventLike: ...
 
-    def respond(self, io: IORequest) -> Event: ...
+    def respond(self, io: IORequest) -> EventLike: ...
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Component:
     """A stage of the IO path. Subclasses implement :meth:`submit` and, if they hold state that
     summarises a run, :meth:`stats`.
@@ -172,7 +263,7 @@ class Component:
         """Hook for subclasses: set up per-run state once env and rng exist."""
 
     # -- the interface -----------------------------------------------------------------------------
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         """Accept ``io``; return an event that fires (value ``io``) when this stage has completed it."""
         raise NotImplementedError
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from simpy.events import Event
-
-from storagelab.kernel.component import Component, DuplexStage, fire
+from storagelab.kernel.component import Component, DuplexStage, EventLike, Signal, fire
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.station import Station
 
 
 class AllOf:
@@ -23,10 +22,10 @@ class AllOf:
 
     __slots__ = ("event", "left", "value")
 
-    def __init__(self, event: Event, n: int, value: object) -> None:
+    def __init__(self, event: EventLike, n: int, value: object) -> None:
         self.event, self.left, self.value = event, n, value
 
-    def __call__(self, _ev: Event) -> None:
+    def __call__(self, _ev: EventLike) -> None:
         self.left -= 1
         if self.left == 0:  # fire(self.event, self.value), inline
             event = self.event
@@ -41,41 +40,41 @@ class _FirstOf:
 
     __slots__ = ("event", "value")
 
-    def __init__(self, event: Event, value: object) -> None:
+    def __init__(self, event: EventLike, value: object) -> None:
         self.event, self.value = event, value
 
-    def __call__(self, _ev: Event) -> None:
+    def __call__(self, _ev: EventLike) -> None:
         if not self.event.triggered:
             fire(self.event, self.value)
 
 
-def join_all(env, parts: Sequence[Event], value: object) -> Event:
+def join_all(env, parts: Sequence[EventLike], value: object) -> EventLike:
     """An event that fires (with ``value``) when every event in ``parts`` has fired."""
     if len(parts) == 1:
         return parts[0] if parts[0]._value is value else _relay(env, parts[0], value)
-    done = Event(env)
+    done = Signal(env)
     cb = AllOf(done, len(parts), value)
     for p in parts:
         p.callbacks.append(cb)
     return done
 
 
-def join_first(env, parts: Sequence[Event], value: object) -> Event:
+def join_first(env, parts: Sequence[EventLike], value: object) -> EventLike:
     """An event that fires (with ``value``) when the first event in ``parts`` fires."""
-    done = Event(env)
+    done = Signal(env)
     cb = _FirstOf(done, value)
     for p in parts:
         p.callbacks.append(cb)
     return done
 
 
-def _relay(env, part: Event, value: object) -> Event:
-    done = Event(env)
+def _relay(env, part: EventLike, value: object) -> EventLike:
+    done = Signal(env)
     part.callbacks.append(lambda _e: fire(done, value))
     return done
 
 
-class _PathIO(Event):
+class _PathIO(Signal):
     """An IO on its way along a path: the event that fires (value: the IO) when the path has completed it,
     and the callback that moves it to the next stage, then back through the stages that respond. One
     object is both, so that a path costs an IO one object and no ``__init__`` call."""
@@ -85,7 +84,7 @@ class _PathIO(Event):
     i: int  # the stage it is at (an index into the path's steps)
     back: int  # the response legs still to cross
 
-    def __call__(self, _ev: Event) -> None:
+    def __call__(self, _ev: EventLike) -> None:
         path = self.path
         if self.i < path.last_step:  # forward: the next stage
             self.i += 1
@@ -98,6 +97,14 @@ class _PathIO(Event):
             callbacks, self.callbacks = self.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
             for callback in callbacks:
                 callback(self)
+
+
+def _entry(stage: Component) -> Callable[[IORequest], EventLike]:
+    """What a path calls to send an IO into ``stage``: a link's ``forward``, a station's ``accept`` (what its
+    ``submit`` calls, a call fewer per IO, unless a subclass overrides ``submit``), else ``submit``."""
+    if isinstance(stage, Station) and type(stage).submit is Station.submit:
+        return stage.accept
+    return getattr(stage, "forward", stage.submit)
 
 
 class Path(Component):
@@ -117,14 +124,12 @@ class Path(Component):
     def on_bind(self) -> None:
         # what the IO calls on each stage going in, and the response legs coming back (in path order);
         # taken once the stages are bound, as a station picks its submit method then
-        self.steps: list[Callable[[IORequest], Event]] = [
-            getattr(s, "forward", s.submit) for s in self.stages
-        ]
+        self.steps: list[Callable[[IORequest], EventLike]] = [_entry(s) for s in self.stages]
         self.responders = [cast(DuplexStage, s).respond for s in self.stages if getattr(s, "duplex", False)]
         self.last_step, self.n_responders = len(self.steps) - 1, len(self.responders)
         self.passthrough = self.last_step == 0 and not self.responders  # one stage: the path adds nothing
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         if self.passthrough:
             return self.stages[0].submit(io)
         done = _PathIO.__new__(_PathIO)  # no __init__ call: a path per IO and copy
@@ -162,7 +167,7 @@ class Mirror(Component):
     def reset_stats(self) -> None:
         self.member_ios = 0
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         members = self.members
         if io.is_read and self.read_policy != "first":
             if self.read_policy == "round-robin":

@@ -6,6 +6,7 @@ SI units inside: sizes and addresses in bytes, times in seconds. Convert only at
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 READ = True
 WRITE = False
@@ -28,7 +29,7 @@ class IORequest:
     cls: str = "default"
     submitted: float = 0.0
     hops: list[tuple[str, float]] | None = None
-    tag: object = None
+    tag: Any = None
     priority: int = field(default=0)
 
     def validate(self) -> IORequest:

@@ -15,9 +15,17 @@ from heapq import heappop, heappush
 from typing import cast
 
 import numpy as np
-from simpy.events import NORMAL, Event
+from mypy_extensions import mypyc_attr
+from simpy.events import NORMAL
 
-from storagelab.kernel.component import Component, RunContext, TimedComponent, completion_in
+from storagelab.kernel.component import (
+    Component,
+    EventLike,
+    RunContext,
+    Signal,
+    TimedComponent,
+    completion_in,
+)
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import Exponential, ServiceDistribution
 
@@ -72,6 +80,7 @@ def _bind_sampler(sampler: object, rng: np.random.Generator, span: int | None, l
     )
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by modules not compiled
 class Source:
     """Common part of sources: IO construction in blocks, completion recording, Little's-law counters."""
 
@@ -155,7 +164,7 @@ class Source:
             io = IORequest(is_read, size, address, 0, self._op_cls[is_read], now)
         self.target.submit(io).callbacks.append(self._completed)
 
-    def _completed(self, ev: Event) -> None:
+    def _completed(self, ev: EventLike) -> None:
         io: IORequest = ev._value
         now = self.env._now
         n = self.in_system
@@ -251,7 +260,7 @@ class OpenSource(Source):
         self._pending: list[float] = []  # timed IOs: completion times of those still in the system
         completion_in(self.env, self._gap(), None).callbacks.append(self._arrive)
 
-    def _arrive(self, _ev: Event) -> None:
+    def _arrive(self, _ev: EventLike) -> None:
         env, queue, gap, scale = self.env, self.env._queue, self._gap, self.rate_scale
         issue = (
             self._issue_timed
@@ -264,7 +273,9 @@ class OpenSource(Source):
         if scale is None:  # every arrival is kept
             while True:
                 issue()
-                t = env._now + gap()
+                # declared a float: compiled, a numpy scalar time (a float subclass) is taken as a float, so the
+                # comparisons below give bools, not numpy's
+                t: float = env._now + gap()
                 if not shortcuts or not queue or queue[0][0] <= t:
                     self._schedule(t)
                     return
@@ -284,9 +295,9 @@ class OpenSource(Source):
     def _schedule(self, t: float) -> None:
         """The next arrival, at ``t`` (s): completion_in(env, t - now, None) calling this source."""
         env = self.env
-        ev = Event.__new__(Event)
+        ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
-        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
+        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
 
     # -- timed mode: latency known at arrival --------------------------------------------------------
     def _issue_timed(self) -> None:
@@ -429,11 +440,11 @@ class ClosedSource(Source):
             self._think = lambda: think
         else:
             self._think = None
-        if self.async_writes:
-            self._issue = self._issue_read_after_writes  # type: ignore[method-assign]  # the worker waits for reads only
+        # what issues a worker's next IO: with async_writes the worker waits for reads only
+        self._issue_next = self._issue_read_after_writes if self.async_writes else self._issue
         for k in range(slots):
             if self._slot_think is None:
-                self._issue()
+                self._issue_next()
             else:
                 self._issue_slot(k)
 
@@ -453,7 +464,7 @@ class ClosedSource(Source):
             io = self._next_io()
         Source._issue(self, io)
 
-    def _write_done(self, ev: Event) -> None:
+    def _write_done(self, ev: EventLike) -> None:
         """An asynchronous write's completion: recorded and counted, no next IO."""
         Source._completed(self, ev)
 
@@ -461,9 +472,9 @@ class ClosedSource(Source):
         """Issue the next IO of slot ``k`` (think patterns with per-worker state)."""
         io = self._next_io()
         self._slot_of[io] = k
-        self._issue(io)
+        self._issue_next(io)
 
-    def _completed(self, ev: Event) -> None:
+    def _completed(self, ev: EventLike) -> None:
         # Source._completed(self, ev), inline: once per IO of every closed-loop run
         io: IORequest = ev._value
         now = self.env._now
@@ -482,6 +493,6 @@ class ClosedSource(Source):
             else:
                 self._issue_slot(k)
         elif self._think is None:
-            self._issue()
+            self._issue_next()
         else:
-            completion_in(self.env, self._think(), None).callbacks.append(lambda _e: self._issue())
+            completion_in(self.env, self._think(), None).callbacks.append(lambda _e: self._issue_next())

@@ -7,9 +7,10 @@ from heapq import heappush
 
 import numpy as np
 import polars as pl
-from simpy.events import NORMAL, Event
+from mypy_extensions import mypyc_attr
+from simpy.events import NORMAL
 
-from storagelab.kernel.component import Component, completion_in, fire
+from storagelab.kernel.component import Component, EventLike, Signal, completion_in, fire
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import ServiceDistribution
 
@@ -42,14 +43,14 @@ class Delay(Component):
         self.completed = 0
         self.total_delay = 0.0
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         d = self._draw()
         self.completed += 1
         self.total_delay += d
         env = self.env  # completion_in(env, d, io), inline
-        ev = Event.__new__(Event)
+        ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))
+        heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
         return ev
 
     def stats(self, elapsed: float) -> dict[str, float]:
@@ -60,6 +61,7 @@ class Delay(Component):
         )
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by modules not compiled
 class Link(Component):
     """A full-duplex network link: each direction a FIFO serialization queue at ``bandwidth`` bytes/s,
     then ``propagation`` seconds.
@@ -113,7 +115,7 @@ class Link(Component):
         self.busy_time = [max(f - now, 0.0) for f in free]
         self.bytes = 0
 
-    def _cross(self, direction: int, seconds: float, io: IORequest) -> Event:
+    def _cross(self, direction: int, seconds: float, io: IORequest) -> EventLike:
         now = self.env._now
         free = self._free
         start = free[direction]
@@ -123,7 +125,7 @@ class Link(Component):
         self.busy_time[direction] += seconds
         return completion_in(self.env, start + seconds + self.propagation - now, io)
 
-    def forward(self, io: IORequest) -> Event:
+    def forward(self, io: IORequest) -> EventLike:
         """The request crossing towards the target (a write's payload goes with it)."""
         self.completed += 1
         payload = 0 if io.is_read and self.duplex else io.size
@@ -139,12 +141,12 @@ class Link(Component):
             start = now
         free[0] = start + seconds
         self.busy_time[0] += seconds
-        ev = Event.__new__(Event)  # completion_in(env, start + seconds + propagation - now, io), inline
+        ev = Signal.__new__(Signal)  # completion_in(env, start + seconds + propagation - now, io), inline
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))
+        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
         return ev
 
-    def respond(self, io: IORequest) -> Event:
+    def respond(self, io: IORequest) -> EventLike:
         """The response crossing back (a read's data, or a write's acknowledgement)."""
         payload = io.size if io.is_read else 0
         self.bytes += payload
@@ -158,16 +160,16 @@ class Link(Component):
             start = now
         free[1] = start + seconds
         self.busy_time[1] += seconds
-        ev = Event.__new__(Event)
+        ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))
+        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
         return ev
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         """The link on its own: the request, then the response (half duplex: the request alone)."""
         if not self.duplex:
             return self.forward(io)
-        done = Event(self.env)
+        done = Signal(self.env)
         self.forward(io).callbacks.append(
             lambda _e: self.respond(io).callbacks.append(lambda _e2: fire(done, io))
         )
@@ -207,11 +209,11 @@ class ResponseTimeProbe(Component):
         self._done: list[float] = []
         self._latency: list[float] = []
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         ev = self.inner.submit(io)
         start, done, latency = self.env._now, self._done, self._latency
 
-        def record(_e: Event) -> None:
+        def record(_e: EventLike) -> None:
             now = self.env._now
             done.append(now)
             latency.append(now - start)

@@ -20,14 +20,16 @@ of IOs accepted in it, which differ only by the few IOs in flight at the window'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
 from functools import partial
 from heapq import heappush, heapreplace
 
 import numpy as np
-from simpy.events import NORMAL, Event
+from mypy_extensions import mypyc_attr
+from simpy.events import NORMAL
 
-from storagelab.kernel.component import Component, completion_in
+from storagelab.kernel.component import Component, EventLike, Signal, completion_in
 from storagelab.kernel.disciplines import Discipline, make_discipline
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import ServiceDistribution, io_service
@@ -36,6 +38,7 @@ from storagelab.kernel.service import ServiceDistribution, io_service
 _COUNT_AT = 4096
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by modules not compiled
 class Station(Component):
     """A queueing station: ``servers`` servers, a service source, and a queue discipline.
 
@@ -61,6 +64,9 @@ class Station(Component):
         self.service_source = service
         self.discipline = make_discipline(discipline)
         io_service(service, np.random.default_rng(0))  # validate the source type now
+        #: what :meth:`submit` calls: the fast or the general path, chosen when bound (a caller that holds the
+        #: station may call it directly, a call fewer per IO)
+        self.accept: Callable[[IORequest], EventLike] = self._unbound
 
     def on_bind(self) -> None:
         src = self.service_source
@@ -91,7 +97,7 @@ class Station(Component):
         self._ends: list[float] = []  # general path: end times of the jobs in service
         self._busy = 0  # general path: servers busy now
         self._wake_pending = False
-        self.submit = self._submit_fast if self.fast else self._submit_general  # type: ignore[method-assign]  # chosen per station when bound
+        self.accept = self._submit_fast if self.fast else self._submit_general
         self.reset_stats()
 
     def _future_work(self, now: float) -> float:
@@ -173,7 +179,7 @@ class Station(Component):
             self._retire(now)
         return done
 
-    def _submit_fast(self, io: IORequest) -> Event:
+    def _submit_fast(self, io: IORequest) -> EventLike:
         # completion_in(env, submit_timed(io) - now, io), with both inline: the hot path of every
         # closed-loop run (the body of submit_timed, line for line)
         env = self.env
@@ -193,15 +199,15 @@ class Station(Component):
         inflight.append(done)
         if len(inflight) >= self._count_at:
             self._retire(now)
-        ev = Event.__new__(Event)
+        ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))
+        heappush(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
         return ev
 
     # -- general path ----------------------------------------------------------------------------
-    def _submit_general(self, io: IORequest) -> Event:
+    def _submit_general(self, io: IORequest) -> EventLike:
         env = self.env
-        ev = Event.__new__(Event)  # Event(env), without its __init__ call
+        ev = Signal.__new__(Signal)  # Signal(env), without its __init__ call
         ev.env, ev.callbacks = env, []
         self.discipline.push([io, ev, env._now], env._now)
         self._dispatch()
@@ -220,7 +226,7 @@ class Station(Component):
         ev.callbacks.insert(0, partial(self._departed, now + s, now - arrived, s))
         heappush(env._queue, (now + s, NORMAL, next(env._eid), ev))
 
-    def _departed(self, end: float, wait: float, service: float, _ev: Event) -> None:
+    def _departed(self, end: float, wait: float, service: float, _ev: EventLike) -> None:
         self._busy -= 1
         self._ends.remove(end)
         self.completed += 1
@@ -228,7 +234,7 @@ class Station(Component):
         self.service_time_done += service
         self._dispatch()
 
-    def _dispatch(self, _ev: Event | None = None) -> None:
+    def _dispatch(self, _ev: EventLike | None = None) -> None:
         """Start eligible waiting jobs on free servers; if some wait but none is eligible, look again at
         the discipline's next eligible time (one pending wake-up at a time)."""
         if _ev is not None:
@@ -250,7 +256,10 @@ class Station(Component):
                 return
             self._start(job)
 
-    def submit(self, io: IORequest) -> Event:  # replaced per instance in on_bind
+    def submit(self, io: IORequest) -> EventLike:
+        return self.accept(io)
+
+    def _unbound(self, io: IORequest) -> EventLike:
         raise RuntimeError(f"station {self.name!r} is not bound to a run; use storagelab simulate()")
 
     def stats(self, elapsed: float) -> dict[str, float]:

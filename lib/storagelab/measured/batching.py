@@ -66,7 +66,9 @@ class BatchingStage(Component):
 
     def _start(self) -> None:
         batch = [self._queue.popleft() for _ in range(min(self.max_batch, len(self._queue)))]
-        time = max(self.overhead(io) for io, _ in batch) + sum(self.per_io(io) for io, _ in batch)
+        # a Python float (the fitted laws may give numpy scalars): the same value, and times in the event queue
+        # stay floats, which the compiled per-IO modules take them to be
+        time = float(max(self.overhead(io) for io, _ in batch) + sum(self.per_io(io) for io, _ in batch))
         scv = self.scv(batch[0][0])
         if scv > 0:
             s2 = math.log1p(scv)

@@ -27,6 +27,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from heapq import heappop, heappush, heapreplace
 from typing import Any, NamedTuple
 
@@ -412,6 +413,32 @@ def run_floor_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
                     wall, 1e3 * done[2] / done[1], None)  # fmt: skip
 
 
+def _pure_python_row(function: str, horizon: float, warmup: float, seed: int) -> BenchRow:
+    """A storagelab row (``function`` of this module) run in a fresh process with the per-IO modules as pure
+    Python (:data:`storagelab.kernel.native.PURE_PYTHON_VARIABLE`), timed there as in this process."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from storagelab.kernel import native
+
+    code = (
+        "import json, sys\nfrom storagelab.verify import benchmark as b\n"
+        "r = getattr(b, sys.argv[1])(*map(float, sys.argv[2:4]), int(sys.argv[4]))\n"
+        "print(json.dumps([r.model, r.scenario, r.simulated_ios, r.wall_seconds, r.mean_response_ms,\n"
+        "                  r.analytic_mean_ms]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, function, str(horizon), str(warmup), str(seed)],
+        env={**os.environ, native.PURE_PYTHON_VARIABLE: "1"}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    model, scenario, ios, wall, mean, analytic = json.loads(done.stdout.strip().splitlines()[-1])
+    return BenchRow(
+        f"{model}, pure Python (per-IO modules not compiled)", scenario, ios, wall, mean, analytic
+    )
+
+
 def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.DataFrame:
     """Run every model on every scenario ``repeats`` times; one row per model and scenario (medians)."""
     repeats = repeats or (1 if quick else 3)
@@ -428,6 +455,12 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
         (run_simpy_vsan, vsan_horizon, 0.2),
         (run_floor_vsan, vsan_horizon, 0.2),
     ]
+    from storagelab.kernel import native
+
+    if native.status().startswith("compiled"):  # the same rows with the modules not compiled, beside them
+        at = {fn: i for i, (fn, _, _) in enumerate(runs)}
+        for fn in (run_storagelab_vsan, run_storagelab_mm4):
+            runs.insert(at[fn] + 1, (partial(_pure_python_row, fn.__name__), *runs[at[fn]][1:]))
     rows = []
     for fn, horizon, warmup in tqdm(runs, desc="benchmark", unit="model"):
         results = [fn(horizon, warmup, seed + r) for r in range(repeats)]
