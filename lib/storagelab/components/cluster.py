@@ -6,7 +6,7 @@ hosts and completes when both have it; a read is served by one copy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from storagelab.components.tiering import WorkingSetReadCache
@@ -147,6 +147,15 @@ class ReplicatedCluster(Component):
         region, offset = divmod(address, size)
         run, j = divmod(region // n, copy_run)
         return ((run * self.replicas + (node - region) % n) * copy_run + j) * size + offset
+
+    def timed_entry(self) -> Callable[[IORequest], EventLike | float]:
+        """What a caller that wakes at a completion time calls per IO: where every node is timed, a
+        function giving the time the IO's event would fire at (:meth:`submit_timed`), else :meth:`submit`."""
+        return self._arrive_timed if self.timed else self.submit
+
+    def _arrive_timed(self, io: IORequest) -> float:
+        now = self.env._now
+        return now + (self.submit_timed(io) - now)
 
     def submit(self, io: IORequest) -> EventLike:
         if self.timed:

@@ -7,7 +7,7 @@ writes new data and parity); ops in a phase run in parallel and the phase comple
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import cast
 
@@ -132,6 +132,16 @@ class RaidSet(Component):
         self._count_at = max(_COUNT_AT, 2 * len(left))
 
     def submit(self, io: IORequest) -> EventLike:
+        done = self.arrive(io)
+        return completion_at(self.env, done, io) if isinstance(done, float) else done
+
+    def timed_entry(self) -> Callable[[IORequest], EventLike | float]:
+        """What a caller that wakes at a completion time calls per IO: :meth:`arrive`."""
+        return self.arrive
+
+    def arrive(self, io: IORequest) -> EventLike | float:
+        """Accept ``io``: the time (s) it completes where one timed member serves it (nothing scheduled),
+        else its event."""
         self.ios += 1
         unit = self._unit
         if unit is not None:  # RAID-0: Raid0.plan's one-unit case, inline (the IO was checked at its source)
@@ -148,7 +158,7 @@ class RaidSet(Component):
                     ends.append(at)
                     if len(ends) >= self._count_at:
                         self._count_single(now)
-                    return completion_at(self.env, at, io)
+                    return at
                 return self._one_member(io, member, io.child(address=s * su + off))
         phases = self.layout.plan(io.is_read, io.address, io.size)
         if len(phases) == 1 and len(ops := phases[0].ops) == 1 and self.pending is None:
@@ -160,8 +170,9 @@ class RaidSet(Component):
         _Phases(self, io, phases, done).start()
         return done
 
-    def _one_member(self, io: IORequest, member: int, member_io: IORequest) -> EventLike:
-        """``io`` served by one IO on one member: the member's completion is the IO's."""
+    def _one_member(self, io: IORequest, member: int, member_io: IORequest) -> EventLike | float:
+        """``io`` served by one IO on one member: the member's completion is the IO's (its time, where the
+        member is timed)."""
         timed = self._timed[member]
         if timed is not None:  # the member says now when it completes: its event is this IO's
             now = self.env._now
@@ -170,7 +181,7 @@ class RaidSet(Component):
             ends.append(at)  # counted as completed once the run is past it
             if len(ends) >= self._count_at:
                 self._count_single(now)
-            return completion_at(self.env, at, io)
+            return at
         done = Signal(self.env)
         self.members[member].submit(member_io).callbacks.append(partial(self._single_done, io, done))
         return done

@@ -18,12 +18,12 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 from scipy import optimize
 
-from storagelab.kernel.component import Component, EventLike
+from storagelab.kernel.component import Component, EventLike, entry
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import variates
 from storagelab.workloads.locality import HotSpot, Locality, Uniform, Zipf
@@ -39,8 +39,20 @@ class ReadWriteSplit(Component):
     def children(self) -> list[Component]:
         return [self.reads, self.writes]
 
+    def on_bind(self) -> None:
+        self._entries = (entry(self.writes), entry(self.reads))  # indexed by is_read
+
     def submit(self, io: IORequest) -> EventLike:
         return (self.reads if io.is_read else self.writes).submit(io)
+
+    def timed_entry(self) -> Callable[[IORequest], EventLike | float]:
+        """What a caller that wakes at a completion time calls per IO: the entry of the read or the
+        write target (:func:`~storagelab.kernel.component.entry`)."""
+        return self.arrive
+
+    def arrive(self, io: IORequest) -> EventLike | float:
+        """``io`` sent to the entry of its target: the completion time where that is timed, else the event."""
+        return self._entries[io.is_read](io)
 
 
 class WarmReadCache(Component):

@@ -10,9 +10,10 @@ them the SimPy environment, their own random stream (named after the component) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from heapq import heappush
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import numpy as np
 import simpy
@@ -192,6 +193,22 @@ def fire_last(event: EventLike, value: Any) -> None:
         fire(event, value)
     else:
         event.succeed(value)
+
+
+def entry(stage: Component) -> Callable[[IORequest], Any]:
+    """What a caller that wakes at a completion time calls to send an IO into ``stage`` (a
+    :class:`~storagelab.kernel.Path` run by the kernel's loop): the function ``stage.timed_entry()`` returns,
+    which gives the IO's completion time (s, a ``float``) where the stage knows it as the IO arrives (it then
+    schedules nothing: the caller is woken at that time, the stage's event is not made) and its event
+    otherwise; or ``stage.submit`` where the stage has no ``timed_entry``, or a subclass of the class that
+    defines it overrides ``submit`` (the override is what the stage does)."""
+    for cls in type(stage).__mro__:
+        defined = vars(cls)
+        if "timed_entry" in defined:
+            return cast(Any, stage).timed_entry()
+        if "submit" in defined:
+            break
+    return stage.submit
 
 
 class TimedComponent(Protocol):

@@ -10,10 +10,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import cast
+from heapq import heappush
+from typing import Any, cast
 
-from storagelab.kernel.component import Component, DuplexStage, EventLike, Signal, fire
+from simpy.events import NORMAL
+
+from storagelab.kernel.component import Component, DuplexStage, EventLike, Signal, entry, fire
 from storagelab.kernel.io import IORequest
+from storagelab.kernel.stages import Link
 from storagelab.kernel.station import Station
 
 
@@ -76,8 +80,15 @@ def _relay(env, part: EventLike, value: object) -> EventLike:
 
 class _PathIO(Signal):
     """An IO on its way along a path: the event that fires (value: the IO) when the path has completed it,
-    and the callback that moves it to the next stage, then back through the stages that respond. One
-    object is both, so that a path costs an IO one object and no ``__init__`` call."""
+    and what moves it to the next stage, then back through the stages that respond. One object is both,
+    so that a path costs an IO one object and no ``__init__`` call.
+
+    It moves on when its stage completes: as a callback of the stage's event, or, where the stage gave its
+    completion time instead (:func:`~storagelab.kernel.component.entry`: a FIFO station on its fast path,
+    a link, a delay, a RAID set served by one such member), woken by the kernel's loop at that time, in the
+    event queue as the stage's event would have been (the same time, priority and place in the order): no
+    event is made for that stage. Its callbacks (what waits for the path) run once, when it fires; it is
+    never scheduled to fire, so it cannot be triggered from outside (:meth:`succeed`, :meth:`fail`)."""
 
     path: Path
     io: IORequest
@@ -88,23 +99,53 @@ class _PathIO(Signal):
         path = self.path
         if self.i < path.last_step:  # forward: the next stage
             self.i += 1
-            path.steps[self.i](self.io).callbacks.append(self)
+            done = path.steps[self.i](self.io)
         elif self.back:  # then the responses, from the stage nearest the back end to the nearest the host
             self.back -= 1
-            path.responders[self.back](self.io).callbacks.append(self)
+            done = path.responders[self.back](self.io)
         else:  # fire(self, self.io), inline: once per path an IO takes
             self._ok, self._value = True, self.io
             callbacks, self.callbacks = self.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
             for callback in callbacks:
                 callback(self)
+            return
+        if isinstance(done, float):  # the stage's completion time: woken then, in its event's place
+            env = self.env
+            heappush(env._queue, (done, NORMAL, next(env._eid), self))
+        else:
+            done.callbacks.append(self)
+
+    def succeed(self, value: Any = None) -> Signal:
+        raise RuntimeError("a path's event fires when the IO has crossed its stages; it cannot be triggered")
+
+    def fail(self, exception: BaseException) -> Signal:
+        raise RuntimeError("a path's event fires when the IO has crossed its stages; it cannot be triggered")
 
 
 def _entry(stage: Component) -> Callable[[IORequest], EventLike]:
-    """What a path calls to send an IO into ``stage``: a link's ``forward``, a station's ``accept`` (what its
-    ``submit`` calls, a call fewer per IO, unless a subclass overrides ``submit``), else ``submit``."""
+    """What a path calls to send an IO into ``stage`` when the loop cannot wake it: a link's ``forward``, a
+    station's ``accept`` (what its ``submit`` calls, a call fewer per IO, unless a subclass overrides
+    ``submit``), else ``submit``."""
     if isinstance(stage, Station) and type(stage).submit is Station.submit:
         return stage.accept
     return getattr(stage, "forward", stage.submit)
+
+
+def _timed_entry(stage: Component) -> Callable[[IORequest], EventLike | float]:
+    """What a path calls to send an IO into ``stage`` when the loop wakes it at a completion time: a link's
+    ``request_time`` (unless a subclass overrides ``forward``), another stage's ``forward``, else
+    :func:`~storagelab.kernel.component.entry`."""
+    if isinstance(stage, Link) and type(stage).forward is Link.forward:
+        return stage.request_time
+    forward = getattr(stage, "forward", None)
+    return forward if forward is not None else entry(stage)
+
+
+def _timed_responder(stage: Component) -> Callable[[IORequest], EventLike | float]:
+    """A link's ``response_time`` (unless a subclass overrides ``respond``), else its ``respond``."""
+    if isinstance(stage, Link) and type(stage).respond is Link.respond:
+        return stage.response_time
+    return cast(DuplexStage, stage).respond
 
 
 class Path(Component):
@@ -123,9 +164,16 @@ class Path(Component):
 
     def on_bind(self) -> None:
         # what the IO calls on each stage going in, and the response legs coming back (in path order);
-        # taken once the stages are bound, as a station picks its submit method then
-        self.steps: list[Callable[[IORequest], EventLike]] = [_entry(s) for s in self.stages]
-        self.responders = [cast(DuplexStage, s).respond for s in self.stages if getattr(s, "duplex", False)]
+        # taken once the stages are bound, as a station picks its submit method then; where the loop wakes
+        # a path's IO at a time (the kernel's, simulate()'s), the stages that know it give it
+        duplex = [s for s in self.stages if getattr(s, "duplex", False)]
+        self.steps: list[Callable[[IORequest], EventLike | float]]
+        if getattr(self.env, "wakes_paths", False):
+            self.steps = [_timed_entry(s) for s in self.stages]
+            self.responders = [_timed_responder(s) for s in duplex]
+        else:
+            self.steps = [_entry(s) for s in self.stages]
+            self.responders = [cast(DuplexStage, s).respond for s in duplex]
         self.last_step, self.n_responders = len(self.steps) - 1, len(self.responders)
         self.passthrough = self.last_step == 0 and not self.responders  # one stage: the path adds nothing
 
@@ -135,7 +183,12 @@ class Path(Component):
         done = _PathIO.__new__(_PathIO)  # no __init__ call: a path per IO and copy
         done.env, done.callbacks, done.path, done.io = self.env, [], self, io
         done.i, done.back = 0, self.n_responders
-        self.steps[0](io).callbacks.append(done)
+        first = self.steps[0](io)
+        if isinstance(first, float):  # woken at the first stage's completion time
+            env = self.env
+            heappush(env._queue, (first, NORMAL, next(env._eid), done))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
+        else:
+            first.callbacks.append(done)
         return done
 
 

@@ -6,7 +6,10 @@ raises. :func:`run_until` schedules the same stop event and processes the same e
 (time, then priority, then scheduling order) with the same semantics (each event's callbacks are called
 once, in order, with the event; a failed event nobody defused stops the run with its exception), in one
 Python frame, and stops when it pops the stop event: it is the kernel's hot loop, and spares a method
-call and a ``try`` per event. The stop event also matters to components: it is always in the queue, so
+call and a ``try`` per event. An IO on a path may be in the queue itself rather than an event (its
+stage gave the time it completes there: :class:`~storagelab.kernel.composition._PathIO`); the loop then
+moves it on to its next stage, as the stage's event's one callback would have, and
+:class:`~storagelab.kernel.simulation.Environment`'s ``step`` does the same for SimPy's own ``run``. The stop event also matters to components: it is always in the queue, so
 an open-loop source that takes an arrival inline only when it precedes every scheduled event never
 runs past ``until``.
 
@@ -25,6 +28,8 @@ from heapq import heappop, heappush
 
 import simpy
 from simpy.events import URGENT, Event
+
+from storagelab.kernel.composition import _PathIO
 
 
 def run_until(env: simpy.Environment, until: float) -> None:
@@ -49,6 +54,10 @@ def _run_until(env: simpy.Environment, until: float) -> None:
         env._now, _, _, event = heappop(queue)
         if event is stop:
             return
+        if type(event) is _PathIO:  # a path's IO woken at its stage's completion time: it moves on
+            woken: _PathIO = event
+            woken(None)
+            continue
         callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
         for callback in callbacks:
             callback(event)

@@ -3,14 +3,13 @@ measures response times."""
 
 from __future__ import annotations
 
-from heapq import heappush
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
 from mypy_extensions import mypyc_attr
-from simpy.events import NORMAL
 
-from storagelab.kernel.component import Component, EventLike, Signal, completion_in, fire
+from storagelab.kernel.component import Component, EventLike, Signal, completion_at, completion_in, fire
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import ServiceDistribution
 
@@ -44,14 +43,18 @@ class Delay(Component):
         self.total_delay = 0.0
 
     def submit(self, io: IORequest) -> EventLike:
+        return completion_at(self.env, self.arrive(io), io)
+
+    def arrive(self, io: IORequest) -> float:
+        """Hold ``io``: the time (s) it leaves, scheduling nothing."""
         d = self._draw()
         self.completed += 1
         self.total_delay += d
-        env = self.env  # completion_in(env, d, io), inline
-        ev = Signal.__new__(Signal)
-        ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (env._now + d, NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
-        return ev
+        return self.env._now + d
+
+    def timed_entry(self) -> Callable[[IORequest], float]:
+        """What a caller that wakes at a completion time calls per IO: :meth:`arrive`."""
+        return self.arrive
 
     def stats(self, elapsed: float) -> dict[str, float]:
         return (
@@ -127,43 +130,44 @@ class Link(Component):
 
     def forward(self, io: IORequest) -> EventLike:
         """The request crossing towards the target (a write's payload goes with it)."""
+        return completion_at(self.env, self.request_time(io), io)
+
+    def respond(self, io: IORequest) -> EventLike:
+        """The response crossing back (a read's data, or a write's acknowledgement)."""
+        return completion_at(self.env, self.response_time(io), io)
+
+    def request_time(self, io: IORequest) -> float:
+        """The request put on the link: the time (s) it has crossed, scheduling nothing (what
+        :meth:`forward`'s event fires at)."""
         self.completed += 1
         payload = 0 if io.is_read and self.duplex else io.size
         self.bytes += payload
-        # self._cross(0, payload / self.bandwidth + self.per_io_overhead, io), inline: a link is crossed
-        # twice per IO on most paths
+        # self._cross(0, payload / self.bandwidth + self.per_io_overhead), inline: a link is crossed twice
+        # per IO on most paths
         seconds = payload / self.bandwidth + self.per_io_overhead
-        env = self.env
-        now = env._now
+        now = self.env._now
         free = self._free
         start = free[0]
         if start < now:
             start = now
         free[0] = start + seconds
         self.busy_time[0] += seconds
-        ev = Signal.__new__(Signal)  # completion_in(env, start + seconds + propagation - now, io), inline
-        ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
-        return ev
+        return now + (start + seconds + self.propagation - now)
 
-    def respond(self, io: IORequest) -> EventLike:
-        """The response crossing back (a read's data, or a write's acknowledgement)."""
+    def response_time(self, io: IORequest) -> float:
+        """The response put on the link: the time (s) it has crossed, scheduling nothing (what
+        :meth:`respond`'s event fires at)."""
         payload = io.size if io.is_read else 0
         self.bytes += payload
-        # self._cross(1, payload / self.bandwidth, io), inline (as in forward)
-        seconds = payload / self.bandwidth
-        env = self.env
-        now = env._now
+        seconds = payload / self.bandwidth  # self._cross(1, payload / self.bandwidth), inline
+        now = self.env._now
         free = self._free
         start = free[1]
         if start < now:
             start = now
         free[1] = start + seconds
         self.busy_time[1] += seconds
-        ev = Signal.__new__(Signal)
-        ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (start + seconds + self.propagation - now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
-        return ev
+        return now + (start + seconds + self.propagation - now)
 
     def submit(self, io: IORequest) -> EventLike:
         """The link on its own: the request, then the response (half duplex: the request alone)."""

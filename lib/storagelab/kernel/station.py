@@ -179,6 +179,17 @@ class Station(Component):
             self._retire(now)
         return done
 
+    def _arrive_fast(self, io: IORequest) -> float:
+        """Fast path, as a path's stage: accept ``io`` and return the time its event would fire at (what
+        :meth:`_submit_fast` schedules), scheduling nothing."""
+        now = self.env._now
+        return now + (self.submit_timed(io) - now)
+
+    def timed_entry(self) -> Callable[[IORequest], EventLike | float]:
+        """What a caller that wakes at a completion time calls per IO (:func:`~storagelab.kernel.component.entry`):
+        on the fast path the completion time, else the general path's event."""
+        return self._arrive_fast if self.fast else self._submit_general
+
     def _submit_fast(self, io: IORequest) -> EventLike:
         # completion_in(env, submit_timed(io) - now, io), with both inline: the hot path of every
         # closed-loop run (the body of submit_timed, line for line)
