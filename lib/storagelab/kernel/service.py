@@ -110,27 +110,3 @@ class CarriedTime:
 
     def __call__(self, io: IORequest, rng: np.random.Generator) -> float:
         return io.tag  # type: ignore[return-value]
-
-
-def io_service(source: object, rng: np.random.Generator) -> tuple[Callable[[IORequest], float], bool]:
-    """Adapt a service source to ``f(io) -> seconds``; also say whether it depends on state.
-
-    Returns ``(f, state_dependent)``. Distributions ignore the IO; device models see its op, size and
-    address.
-    """
-    if isinstance(source, ServiceDistribution):
-        draw = source.sampler(rng)
-        return (lambda io: draw()), False
-    if hasattr(source, "service_time"):
-        st = source.service_time
-        return (lambda io: st(io.is_read, io.size, io.address, rng)), bool(
-            getattr(source, "state_dependent", True)
-        )
-    if isinstance(source, CarriedTime):
-        return (lambda io: io.tag), False  # type: ignore[return-value]
-    if callable(source):
-        return (lambda io: source(io, rng)), True
-    raise TypeError(
-        f"service must be a ServiceDistribution, a device model with service_time(), or a callable "
-        f"(io, rng) -> seconds; got {type(source).__name__}"
-    )

@@ -32,10 +32,35 @@ from simpy.events import NORMAL
 from storagelab.kernel.component import Component, EventLike, Signal, completion_in
 from storagelab.kernel.disciplines import Discipline, make_discipline
 from storagelab.kernel.io import IORequest
-from storagelab.kernel.service import ServiceDistribution, io_service
+from storagelab.kernel.service import CarriedTime, ServiceDistribution
 
 #: The fewest completion times a fast-path station holds before counting those that have passed.
 _COUNT_AT = 4096
+
+
+def io_service(source: object, rng: np.random.Generator) -> tuple[Callable[[IORequest], float], bool]:
+    """Adapt a service source to ``f(io) -> seconds``, what a station calls per IO (here, with the station,
+    so that it is compiled with it: :mod:`storagelab.kernel.native`); also say whether it depends on state.
+
+    Returns ``(f, state_dependent)``. Distributions ignore the IO; device models see its op, size and
+    address.
+    """
+    if isinstance(source, ServiceDistribution):
+        draw = source.sampler(rng)
+        return (lambda io: draw()), False
+    if hasattr(source, "service_time"):
+        st = source.service_time
+        return (lambda io: st(io.is_read, io.size, io.address, rng)), bool(
+            getattr(source, "state_dependent", True)
+        )
+    if isinstance(source, CarriedTime):
+        return (lambda io: io.tag), False  # type: ignore[return-value]
+    if callable(source):
+        return (lambda io: source(io, rng)), True
+    raise TypeError(
+        f"service must be a ServiceDistribution, a device model with service_time(), or a callable "
+        f"(io, rng) -> seconds; got {type(source).__name__}"
+    )
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by modules not compiled
