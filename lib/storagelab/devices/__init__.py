@@ -25,6 +25,12 @@ Modules: :mod:`~storagelab.devices.hdd` (seek specification, seek curve and its 
 named presets, as tables of Params) and :mod:`~storagelab.devices.model` (what the models share).
 """
 
+import sys
+
+from storagelab.kernel import native
+
+native.activate(sys.modules[__name__])  # the compiled flash model, if built and up to date
+
 from storagelab.devices.catalogue import preset, preset_names
 from storagelab.devices.dram import DRAM
 from storagelab.devices.flash import SSD, NVMe

@@ -83,7 +83,7 @@ class SSD:
         }  # fmt: skip
         if capacity is not None:
             self.params["capacity"] = capacity
-        if host_write_latency is not None:
+        if host_write_latency is not None and write_buffer is not None:  # given together (checked above)
             self.params |= {"host_write_latency": host_write_latency, "write_buffer": write_buffer}
         sigma = math.sqrt(math.log1p(self.jitter_scv))
         self._sigma = sigma
@@ -172,9 +172,9 @@ class SSD:
         if not isinstance(block, int) or block <= 0:
             raise ValueError(f"block must be a positive number of bytes, got {block!r}")
         if parallelism is None:
-            units = max(1, round(r_iops * r_lat))
+            rounded = max(1, round(r_iops * r_lat))
             parallelism = Param(
-                units, "count", "datasheet",
+                rounded, "count", "datasheet",
                 f"arithmetic on the datasheet: round(read IOPS {read_iops.value:g} x read latency {read_latency.value:g} {read_latency.unit}) "
                 f"= round({r_iops * r_lat:.3f})",
             )  # fmt: skip

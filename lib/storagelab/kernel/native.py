@@ -1,12 +1,13 @@
 """The compiled per-IO path: the modules every simulated IO crosses, compiled to C extensions by mypyc.
 
-:data:`MODULES` are the kernel's event loop, paths, stations, stages and sources and the components of a
-replicated cluster (the Virtual SAN bench scenario's path): type-checked in CI (``[tool.mypy] files`` in
-``pyproject.toml`` lists the same files; a test checks it), so their annotations say what they hold, which
-compiled code checks at run time. :func:`build` compiles them (``storagelab compile``; ``make`` does it
-when their sources change) into a folder of the environment (:func:`build_dir`), never into the source
-tree, with a manifest of the sources' SHA-256. When ``storagelab.kernel`` and ``storagelab.components``
-are imported, :func:`activate` puts that folder first on their ``__path__`` if the manifest matches the
+:data:`MODULES` are the kernel's event loop, paths, stations, stages and sources, the components of a
+replicated cluster (the Virtual SAN bench scenario's path) and the flash model every SSD station calls per
+IO: type-checked in CI (``[tool.mypy] files`` in ``pyproject.toml`` lists the same files; a test checks it),
+so their annotations say what they hold, which compiled code checks at run time. :func:`build` compiles
+them (``storagelab compile``; ``make`` does it when their sources change) into a folder of the environment
+(:func:`build_dir`), never into the source tree, with a manifest of the sources' SHA-256. When
+``storagelab.kernel``, ``storagelab.components`` and ``storagelab.devices`` are imported, :func:`activate`
+puts that folder first on their ``__path__`` if the manifest matches the
 sources there and this interpreter, so the compiled modules are imported instead of the ``.py`` files:
 
 - the same results: the compiled modules are the same source, run in the same order with the same floats
@@ -51,6 +52,7 @@ MODULES: tuple[str, ...] = (
     "components/cache.py",
     "components/tiering.py",
     "components/extent.py",
+    "devices/flash.py",
 )
 
 #: The compile group's name: its shared library is ``storagelab_native__mypyc``.
@@ -116,8 +118,9 @@ def _decide() -> tuple[str, Path | None]:
 
 
 def activate(package: ModuleType) -> None:
-    """Import ``package``'s compiled modules (``storagelab.kernel`` or ``storagelab.components``) from the
-    build, if it can be used: called first thing by each of the two packages."""
+    """Import ``package``'s compiled modules (``storagelab.kernel``, ``storagelab.components`` or
+    ``storagelab.devices``) from the build, if it can be used: called first thing by each of the three
+    packages."""
     global _state
     if _state is None:
         _state = _decide()
