@@ -9,7 +9,6 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-import simpy
 
 from storagelab import devices
 from storagelab.components import raid
@@ -20,6 +19,7 @@ from storagelab.kernel import (
     ClosedSource,
     Delay,
     Deterministic,
+    Environment,
     Exponential,
     FixedSampler,
     IORequest,
@@ -204,13 +204,11 @@ def test_path_link_and_delay_add_their_times():
 
 def _link_run(stages_behind: list, ios: list[tuple[str, bool, float]], bandwidth: float = 100e6):
     """Completion times of 1 MB IOs (tag, is_read, submit time) through a path: a link, then the stages."""
-    import simpy
-
     from storagelab.kernel import RunContext
     from storagelab.kernel.event_loop import run_until
     from storagelab.kernel.randomness import RandomStreams
 
-    env = simpy.Environment()
+    env = Environment()
     link = Link("link", bandwidth=bandwidth)
     path = Path("path", [link, *stages_behind])
     path.bind(RunContext(env=env, streams=RandomStreams(1)))
@@ -474,13 +472,11 @@ def test_cluster_event_path_equals_its_timed_path():
 
 def _cache_run(backend_s: float = 5e-3):
     """A cold 64-block read cache in front of a 5 ms back end, bound to a fresh run."""
-    import simpy
-
     from storagelab.kernel import RunContext
     from storagelab.kernel.event_loop import run_until
     from storagelab.kernel.randomness import RandomStreams
 
-    env = simpy.Environment()
+    env = Environment()
     cache = ReadCache("cache", Station("disk", Deterministic(backend_s), servers=8), capacity_bytes=64 * 4096)
     cache.bind(RunContext(env=env, streams=RandomStreams(1)))
     done: dict[str, float] = {}
@@ -530,13 +526,11 @@ def test_read_cache_write_during_a_fill_is_not_overwritten_by_the_fill():
 
 def test_a_half_duplex_stage_queues_reads_and_writes_together():
     """duplex=False (a controller's time and transfer): one FIFO for both, the payload on the way in."""
-    import simpy
-
     from storagelab.kernel import RunContext
     from storagelab.kernel.event_loop import run_until
     from storagelab.kernel.randomness import RandomStreams
 
-    env = simpy.Environment()
+    env = Environment()
     ctrl = Link("controller", bandwidth=100e6, per_io_overhead=1e-3, duplex=False)
     path = Path("p", [ctrl, Delay("array", 0.0)])
     path.bind(RunContext(env=env, streams=RandomStreams(1)))
@@ -756,7 +750,7 @@ def test_a_compact_cluster_packs_each_nodes_copies_into_its_own_addresses():
     mib = 1 << 20
     nodes = [Node(f"n{i}") for i in range(4)]
     cluster = ReplicatedCluster("c", nodes, replicas=2, placement_bytes=mib, compact=True, copy_run=4)
-    env = simpy.Environment()
+    env = Environment()
     cluster.bind(RunContext(env=env, streams=RandomStreams(1)))
     regions = 64
     for r in range(regions):
@@ -950,7 +944,7 @@ def _read_ahead_run(reads, read_ahead_to=512 * 1024, volume_bytes=None, block=16
     cache that reads ahead to ``read_ahead_to``; returns the cache, the back end and completion times."""
     from storagelab.kernel.event_loop import run_until
 
-    env = simpy.Environment()
+    env = Environment()
     disk = _RecordingDisk(4e-3)
     cache = ReadCache("cache", disk, capacity_bytes=64 * 2**20, block_bytes=block, hit_latency=20e-6,
                       hit_bandwidth=float("inf"), read_ahead_to=read_ahead_to, volume_bytes=volume_bytes)  # fmt: skip

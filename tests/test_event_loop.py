@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from storagelab.kernel import Delay, IORequest, Path, RunContext
+from storagelab.kernel import Delay, Environment, IORequest, Path, RunContext
 from storagelab.kernel.component import fire
 from storagelab.kernel.event_loop import run_until
 from storagelab.kernel.randomness import RandomStreams
 
 
-def _schedule(env: simpy.Environment, log: list) -> None:
+def _schedule(env: Environment | simpy.Environment, log: list) -> None:
     """Timeouts at repeated times (ties broken by priority and order), a process, and one event at 5.0."""
 
     def proc(env):
@@ -26,7 +26,7 @@ def _schedule(env: simpy.Environment, log: list) -> None:
 
 def test_run_until_processes_the_events_simpy_run_does_in_the_same_order():
     ours, theirs = [], []
-    a, b = simpy.Environment(), simpy.Environment()
+    a, b = Environment(), Environment()  # the kernel's, and SimPy's
     _schedule(a, ours)
     _schedule(b, theirs)
     run_until(a, 5.0)
@@ -39,16 +39,16 @@ def test_run_until_processes_the_events_simpy_run_does_in_the_same_order():
 
 
 def test_run_until_stops_on_a_failed_event_as_simpy_does():
-    env = simpy.Environment()
+    env = Environment()
     env.timeout(1.0).callbacks.append(lambda _ev: env.event().fail(ValueError("disk on fire")))
     with pytest.raises(ValueError, match="disk on fire"):
         run_until(env, 2.0)
     with pytest.raises(ValueError, match="must be greater"):
-        run_until(simpy.Environment(), 0.0)
+        run_until(Environment(), 0.0)
 
 
 def test_a_composite_completed_in_event_resumes_a_simpy_process_at_the_right_time():
-    env = simpy.Environment()
+    env = Environment()
     path = Path("path", [Delay("a", 0.002), Delay("b", 0.003)])
     path.bind(RunContext(env=env, streams=RandomStreams(1)))
     seen = []
@@ -63,7 +63,7 @@ def test_a_composite_completed_in_event_resumes_a_simpy_process_at_the_right_tim
 
 
 def test_fire_runs_callbacks_once_and_marks_the_event_processed():
-    env = simpy.Environment()
+    env = Environment()
     ev, calls = env.event(), []
     ev.callbacks.append(lambda e: calls.append(e.value))
     fire(ev, "done")
@@ -75,7 +75,7 @@ def test_inline_arrivals_never_run_past_until():
     event run_until keeps in the queue is what stops it at ``until``."""
     from storagelab.kernel import Exponential, FixedSampler, OpenSource, Station
 
-    env = simpy.Environment()
+    env = Environment()
     ctx = RunContext(env=env, streams=RandomStreams(2))
     station = Station("q", Exponential(1e-3))
     station.bind(ctx)
@@ -93,7 +93,7 @@ def test_the_cyclic_collector_is_off_while_run_until_runs_and_back_on_after():
     """Off during the run, on after it (also when the run fails); a caller that turned it off keeps it off."""
     import gc
 
-    env, seen = simpy.Environment(), []
+    env, seen = Environment(), []
     env.timeout(1.0).callbacks.append(lambda _ev: seen.append(gc.isenabled()))
     assert gc.isenabled()
     run_until(env, 2.0)
@@ -153,7 +153,7 @@ def _fire_last_order(use_fire_last: bool, tie: bool) -> tuple[list, int]:
     events the queue held just after X's callback."""
     from storagelab.kernel.component import fire_last
 
-    env, log, held = simpy.Environment(), [], []
+    env, log, held = Environment(), [], []
     done = env.event()
     done.callbacks.append(lambda e: log.append(("done", e.env.now, e.value)))
 
@@ -178,3 +178,56 @@ def test_fire_last_runs_callbacks_in_the_order_succeed_gives_them(tie):
     assert ours.index(("done", 1.0, "v")) == (2 if tie else 1)  # after y only when y is due at 1.0 too
     # the stop event and y, and done when it was queued: one fewer event where it ran inline
     assert ours_held == simpy_held - (0 if tie else 1)
+
+
+def test_the_kernels_environment_runs_simpy_events_and_processes_as_simpy_does():
+    """The kernel's Environment is SimPy's API: ``run`` to a time, to an event (its value back), to an empty
+    queue; ``step`` and ``peek`` at the end; processes, timeouts and conditions in the same order."""
+    from simpy.core import EmptySchedule
+
+    ours, theirs = [], []
+    a, b = Environment(), simpy.Environment()
+    _schedule(a, ours)
+    _schedule(b, theirs)
+    a.run(until=5.0)
+    b.run(until=5.0)
+    assert ours == theirs and a.now == b.now == 5.0
+    for env, log in ((a, ours), (b, theirs)):
+        done = env.all_of([env.timeout(0.5, "x"), env.timeout(1.5, "y")])
+        assert sorted(env.run(until=done).values()) == ["x", "y"]
+        env.run()
+        log.append(("end", env.now))
+        assert env.peek() == float("inf")
+        with pytest.raises(EmptySchedule):
+            env.step()
+    assert ours == theirs
+    with pytest.raises(ValueError, match="must be greater"):
+        a.run(until=a.now)
+
+
+def test_a_paths_io_woken_from_the_queue_completes_as_with_an_event_per_stage():
+    """Under the kernel's Environment a path's IO waits in the queue itself at each timed stage (no event
+    made for it), moved on by ``run_until`` and by ``run`` alike; under SimPy's it waits on each stage's
+    event. The completion times are the same, and so is the number of scheduled events."""
+    from storagelab.kernel import Deterministic, Exponential, Link, Station
+
+    def completions(env, runner) -> tuple[list[float], int]:
+        path = Path("path", [Delay("stack", Exponential(2e-4)), Link("port", 1e9, 1e-5),
+                             Station("cpu", Exponential(1e-4), servers=2), Station("disk", Deterministic(3e-4))])  # fmt: skip
+        path.bind(RunContext(env=env, streams=RandomStreams(3)))
+        done: list[float] = []
+        for k in range(200):
+            env.timeout(k * 1e-4).callbacks.append(
+                lambda _e: path.submit(IORequest(True, 4096)).callbacks.append(
+                    lambda _d: done.append(env.now)
+                )
+            )
+        runner(env)
+        return done, next(env._eid)
+
+    woken = completions(Environment(), lambda env: run_until(env, 1.0))
+    stepped = completions(Environment(), lambda env: env.run(until=1.0))
+    evented = completions(simpy.Environment(), lambda env: env.run(until=1.0))
+    assert len(woken[0]) == 200 and woken[0] == stepped[0] == evented[0]
+    # as many events scheduled (``run`` schedules its stop event again as it stops, as SimPy's does)
+    assert woken[1] + 1 == stepped[1] == evented[1]

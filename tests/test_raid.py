@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from storagelab.components.raid import MemberOp, Raid0, Raid5, Raid6, Raid10, RaidStep
+from storagelab.kernel import Environment
 
 KIB = 1024
 SU = 64 * KIB
@@ -357,8 +358,6 @@ def test_a_raid0_set_sends_each_io_where_the_layout_plans_it():
     """A RAID-0 set maps IOs inside one stripe unit by arithmetic instead of asking Raid0.plan: every
     member IO (member, op, address, size) is what the plan names, for IOs inside a unit, at its edges and
     across units, reads and writes."""
-    import simpy
-
     from storagelab.components.raid_set import RaidSet
     from storagelab.kernel import Component, IORequest
     from storagelab.kernel.component import RunContext, completion_in
@@ -377,7 +376,7 @@ def test_a_raid0_set_sends_each_io_where_the_layout_plans_it():
 
     layout = Raid0(4, 64 * 1024)
     raid = RaidSet("stripe", layout, [Member(k) for k in range(4)])
-    raid.bind(RunContext(simpy.Environment(), RandomStreams(1)))
+    raid.bind(RunContext(Environment(), RandomStreams(1)))
     rng = np.random.default_rng(5)
     reads, addresses = rng.integers(0, 2, 300), rng.integers(0, 2**24, 300)
     sizes = rng.choice([512, 4096, 65536, 200_000], 300)
@@ -395,15 +394,13 @@ def test_a_raid_set_counts_completions_as_their_events_were_processed():
     """Completions of one-member IOs on timed members are counted at the window's ends from their times:
     those before the stop (processed), not one due exactly at it, the same count as a callback on each
     completion event; the warm-up's are forgotten at the reset, and a long run keeps the list short."""
-    import simpy
-
     from storagelab.components import raid
     from storagelab.components.raid_set import _COUNT_AT, RaidSet
     from storagelab.kernel import Deterministic, IORequest, RunContext, Station
     from storagelab.kernel.event_loop import run_until
     from storagelab.kernel.randomness import RandomStreams
 
-    env = simpy.Environment()
+    env = Environment()
     members = [Station(f"d{i}", Deterministic(0.25)) for i in range(2)]
     rs = RaidSet("r0", raid.Raid0(2, 4096), members)
     rs.bind(RunContext(env=env, streams=RandomStreams(1)))
@@ -427,7 +424,6 @@ def test_a_raid_set_gives_a_device_station_the_member_address_and_leaves_the_io_
     """A one-unit IO on a RAID-0 of device stations reaches its member at the member's address (the device
     checks that address against its capacity) and comes back with the address it was submitted at."""
     import pytest
-    import simpy
 
     from storagelab.components import raid
     from storagelab.components.raid_set import RaidSet
@@ -439,7 +435,7 @@ def test_a_raid_set_gives_a_device_station_the_member_address_and_leaves_the_io_
     base = SSD.preset("SATA SSD")
     keys = ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth", "parallelism")
     small = Param(16, "KiB", "document", "this test: four 4 KiB stripe units")
-    env = simpy.Environment()
+    env = Environment()
     members = [Station(f"ssd{i}", SSD(f"ssd{i}", **{k: base.params[k] for k in keys}, capacity=small))
                for i in range(2)]  # fmt: skip
     rs = RaidSet("r0", raid.Raid0(2, 4096), members)

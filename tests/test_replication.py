@@ -26,7 +26,15 @@ from storagelab.components.replication import (
     WanLink,
 )
 from storagelab.components.replication import Site as RSite
-from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
+from storagelab.kernel import (
+    ClosedSource,
+    Deterministic,
+    Environment,
+    Exponential,
+    FixedSampler,
+    OpenSource,
+    Station,
+)
 from storagelab.kernel.component import Component, RunContext
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import RandomStreams
@@ -405,9 +413,9 @@ def test_async_link_loss_then_restore_resyncs_everything(cycle):
     assert tl.filter(tl["time_s"] > 5.5)["lag_s"].max() < 2 * cycle + 0.2
 
 
-def _bind(m: Component, seed: int = 1) -> simpy.Environment:
+def _bind(m: Component, seed: int = 1) -> Environment:
     """Bind ``m`` to a fresh run, for tests that drive it IO by IO; return the run's environment."""
-    env = simpy.Environment()
+    env = Environment()
     m.bind(RunContext(env=env, streams=RandomStreams(seed)))
     return env
 

@@ -22,6 +22,7 @@ from storagelab.kernel.disciplines import (
     ShortestAccessFirst,
     ShortestSeekFirst,
 )
+from storagelab.kernel.event_loop import Environment
 from storagelab.kernel.histogram import LatencyHistogram, ServiceLevelCurve
 from storagelab.kernel.io import READ, WRITE, IORequest
 from storagelab.kernel.metrics import LatencyRecorder
@@ -49,6 +50,7 @@ __all__ = [
     "Deterministic",
     "Discipline",
     "Elevator",
+    "Environment",
     "Exponential",
     "FixedSampler",
     "Gamma",

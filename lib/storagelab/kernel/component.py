@@ -16,7 +16,6 @@ from heapq import heappush
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import numpy as np
-import simpy
 from mypy_extensions import mypyc_attr
 from simpy.events import NORMAL, PENDING, Condition
 
@@ -24,6 +23,7 @@ from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import RandomStreams
 
 if TYPE_CHECKING:
+    from storagelab.kernel.event_loop import Environment
     from storagelab.kernel.metrics import LatencyRecorder
 
 #: The statistic a component reports (> 0) when a run drove it outside the range it is valid for (a
@@ -125,13 +125,13 @@ class Signal:
 class RunContext:
     """What a bound component may use: the event loop, random streams and the measurement recorder."""
 
-    env: simpy.Environment
+    env: Environment
     streams: RandomStreams
     recorder: LatencyRecorder | None = None
     components: dict[str, Component] = field(default_factory=dict)
 
 
-def completion_in(env: simpy.Environment, delay: float, value: Any) -> Signal:
+def completion_in(env: Environment, delay: float, value: Any) -> Signal:
     """A triggered event that fires ``delay`` seconds from now with ``value``.
 
     Equivalent to ``env.timeout(delay, value)`` without the argument checks: this is the kernel's
@@ -142,11 +142,11 @@ def completion_in(env: simpy.Environment, delay: float, value: Any) -> Signal:
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))
     return ev
 
 
-def completion_at(env: simpy.Environment, when: float, value: Any) -> Signal:
+def completion_at(env: Environment, when: float, value: Any) -> Signal:
     """A triggered event that fires at simulated time ``when`` (s, not before now) with ``value``.
 
     For a component that knows an IO's completion time at arrival (from the ``submit_timed`` of a FIFO
@@ -158,7 +158,7 @@ def completion_at(env: simpy.Environment, when: float, value: Any) -> Signal:
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (when, NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
+    heappush(env._queue, (when, NORMAL, next(env._eid), ev))
     return ev
 
 

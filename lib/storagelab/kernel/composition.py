@@ -110,7 +110,7 @@ class _PathIO(Signal):
                 callback(self)
             return
         if isinstance(done, float):  # the stage's completion time: woken then, in its event's place
-            env = self.env
+            env = path.env
             heappush(env._queue, (done, NORMAL, next(env._eid), self))
         else:
             done.callbacks.append(self)
@@ -186,7 +186,7 @@ class Path(Component):
         first = self.steps[0](io)
         if isinstance(first, float):  # woken at the first stage's completion time
             env = self.env
-            heappush(env._queue, (first, NORMAL, next(env._eid), done))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
+            heappush(env._queue, (first, NORMAL, next(env._eid), done))
         else:
             first.callbacks.append(done)
         return done

@@ -24,16 +24,137 @@ cycles (its components' set-up) is collected after it, as before.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterable, Iterator
 from heapq import heappop, heappush
+from itertools import count
+from typing import Any, cast
 
-import simpy
-from simpy.events import URGENT, Event
+from simpy.core import EmptySchedule, StopSimulation
+from simpy.events import NORMAL, URGENT, AllOf, AnyOf, Event, Process, Timeout
 
 from storagelab.kernel.composition import _PathIO
 
 
-def run_until(env: simpy.Environment, until: float) -> None:
+class Environment:
+    """The environment a run is simulated in: SimPy's ``Environment`` (its clock ``now``, its event queue,
+    ``schedule``, ``step``, ``run``, ``peek``, ``process``, ``timeout``, ``event``, ``all_of``, ``any_of``
+    and ``active_process``), as a class of the kernel's, so that the compiled per-IO modules
+    (:mod:`storagelab.kernel.native`) read and set its clock and queue as fields. SimPy's events, processes,
+    conditions and resources take it as theirs.
+
+    Its queue may also hold an IO on a :class:`~storagelab.kernel.Path` at the time its stage completes it
+    (``wakes_paths``: the path's stages that know that time at arrival give it, and no event is made for
+    them); :meth:`step` (so :meth:`run`) moves such an IO on, as :func:`run_until` does. Under a plain
+    ``simpy.Environment`` a path makes an event per stage instead. Times are seconds (floats)."""
+
+    #: whether a path's IO may be woken from the queue (see the class docstring)
+    wakes_paths = True
+
+    def __init__(self, initial_time: float = 0.0) -> None:
+        self._now = float(initial_time)
+        self._queue: list[Any] = []  # (time, priority, event id, event) tuples, a heap
+        self._eid: Iterator[int] = count()  # the next event id, in scheduling order
+        self._active_proc: Any = None
+
+    @property
+    def now(self) -> float:
+        """The current simulation time (s)."""
+        return self._now
+
+    @property
+    def active_process(self) -> Any:
+        """The process running now, if any."""
+        return self._active_proc
+
+    def process(self, generator: Any) -> Process:
+        """A new SimPy process running ``generator``."""
+        return Process(cast(Any, self), generator)
+
+    def timeout(self, delay: float = 0, value: Any = None) -> Timeout:
+        """A SimPy timeout firing ``delay`` seconds from now with ``value``."""
+        return Timeout(cast(Any, self), delay, value)
+
+    def event(self) -> Event:
+        """A new pending SimPy event."""
+        return Event(cast(Any, self))
+
+    def all_of(self, events: Iterable[Any]) -> AllOf:
+        """A condition that fires when every event of ``events`` has."""
+        return AllOf(cast(Any, self), events)
+
+    def any_of(self, events: Iterable[Any]) -> AnyOf:
+        """A condition that fires when one event of ``events`` has."""
+        return AnyOf(cast(Any, self), events)
+
+    def schedule(self, event: Any, priority: int = NORMAL, delay: float = 0) -> None:
+        """Schedule ``event`` ``delay`` seconds from now with ``priority``, as SimPy's does."""
+        heappush(self._queue, (self._now + delay, priority, next(self._eid), event))
+
+    def peek(self) -> float:
+        """The time of the next scheduled event (infinity when there is none)."""
+        return self._queue[0][0] if self._queue else float("inf")
+
+    def step(self) -> None:
+        """Process the next event (or move on the IO of a path woken then), as SimPy's ``step`` does;
+        raises ``simpy.core.EmptySchedule`` when there is none."""
+        if not self._queue:
+            raise EmptySchedule()
+        now, _, _, event = heappop(self._queue)
+        self._now = now
+        if type(event) is _PathIO:
+            woken: _PathIO = event
+            woken(None)
+            return
+        callbacks, event.callbacks = event.callbacks, None
+        for k, callback in enumerate(callbacks):
+            try:
+                callback(event)
+            except StopSimulation:
+                # as SimPy does: the remaining callbacks run when the simulation resumes
+                event.callbacks = callbacks[k + 1 :]
+                self.schedule(event, -1)
+                raise
+        if not event._ok and not hasattr(event, "_defused"):
+            _raise_failure(event)
+
+    def run(self, until: Any = None) -> Any:
+        """Step until ``until`` (a time in s, or an event: then its value is returned), or until no event
+        is left (``None``), as SimPy's ``run`` does."""
+        if until is not None:
+            if not hasattr(until, "callbacks"):  # a time: a stop event before the events due then
+                at = float(until)
+                if at <= self._now:
+                    raise ValueError(f"until ({at}) must be greater than the current simulation time")
+                until = Event(cast(Any, self))
+                until._ok, until._value = True, None
+                self.schedule(until, URGENT, at - self._now)
+            elif until.callbacks is None:
+                return until.value
+            until.callbacks.append(StopSimulation.callback)
+        try:
+            while True:
+                self.step()
+        except StopSimulation as exc:
+            return exc.args[0]
+        except EmptySchedule:
+            if until is not None:
+                raise RuntimeError(
+                    f'No scheduled events left but "until" event was not triggered: {until}'
+                ) from None
+        return None
+
+
+def _raise_failure(event: Any) -> None:
+    """A failed event nobody defused stops the run, as SimPy does: with a copy of the failure whose cause
+    is the original."""
+    exc = type(event._value)(*event._value.args)
+    exc.__cause__ = event._value
+    raise exc
+
+
+def run_until(env: Environment, until: float) -> None:
     """Process the events of ``env`` up to ``until`` (s), as ``env.run(until=until)`` does."""
+    until = float(until)
     if not until > env._now:
         raise ValueError(f"until ({until}) must be greater than the current simulation time ({env._now})")
     enabled = gc.isenabled()  # a caller that turned the collector off keeps it off
@@ -45,9 +166,9 @@ def run_until(env: simpy.Environment, until: float) -> None:
             gc.enable()
 
 
-def _run_until(env: simpy.Environment, until: float) -> None:
+def _run_until(env: Environment, until: float) -> None:
     queue = env._queue
-    stop = Event(env)
+    stop = Event(cast(Any, env))
     stop._ok, stop._value = True, None
     heappush(queue, (until, URGENT, next(env._eid), stop))
     while True:
@@ -62,7 +183,4 @@ def _run_until(env: simpy.Environment, until: float) -> None:
         for callback in callbacks:
             callback(event)
         if not event._ok and not hasattr(event, "_defused"):
-            # as SimPy does: a copy of the failure with the original as its cause
-            exc = type(event._value)(*event._value.args)
-            exc.__cause__ = event._value
-            raise exc
+            _raise_failure(event)

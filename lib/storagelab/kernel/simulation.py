@@ -16,39 +16,18 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from heapq import heappop
 
 import polars as pl
-import simpy
 from tqdm.auto import tqdm
 
 from storagelab.kernel.component import Component, RunContext
-from storagelab.kernel.composition import _PathIO
-from storagelab.kernel.event_loop import run_until
+from storagelab.kernel.event_loop import Environment, run_until
 from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
 from storagelab.kernel.sources import Source
 
 #: The progress bar advances in this many steps of simulated time.
 PROGRESS_CHUNKS = 50
-
-
-class Environment(simpy.Environment):
-    """The environment a run is simulated in: SimPy's, whose queue may also hold an IO on a
-    :class:`~storagelab.kernel.Path` at the time its stage completes it (``wakes_paths``: the path's stages
-    that know that time at arrival give it, and no event is made for them; see
-    :mod:`storagelab.kernel.event_loop`). Its ``step`` (so SimPy's ``run``) moves such an IO on, as the
-    kernel's loop does; under a plain ``simpy.Environment`` a path makes an event per stage instead."""
-
-    wakes_paths = True
-
-    def step(self) -> None:
-        queue = self._queue
-        if queue and type(queue[0][3]) is _PathIO:
-            self._now, _, _, woken = heappop(queue)
-            woken(None)
-            return
-        super().step()
 
 
 @dataclass
@@ -109,7 +88,7 @@ class SimulationResult:
         return self.source_stats
 
 
-def _run(env: simpy.Environment, until: float, progress: bool, label: str) -> None:
+def _run(env: Environment, until: float, progress: bool, label: str) -> None:
     if not progress:
         run_until(env, until)
         return

@@ -297,7 +297,7 @@ class OpenSource(Source):
         env = self.env
         ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
-        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
+        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
 
     # -- timed mode: latency known at arrival --------------------------------------------------------
     def _issue_timed(self) -> None:

@@ -237,7 +237,7 @@ class Station(Component):
             self._retire(now)
         ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # type: ignore[misc]  # SimPy's queue is typed for its own Event
+        heappush(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))
         return ev
 
     # -- general path ----------------------------------------------------------------------------
