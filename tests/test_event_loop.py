@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from storagelab.kernel import Delay, Environment, IORequest, Path, RunContext
+from storagelab.kernel import Delay, Deterministic, Environment, IORequest, Path, RunContext
 from storagelab.kernel.component import fire
 from storagelab.kernel.event_loop import run_until
 from storagelab.kernel.randomness import RandomStreams
@@ -207,9 +207,9 @@ def test_the_kernels_environment_runs_simpy_events_and_processes_as_simpy_does()
 
 def test_a_paths_io_woken_from_the_queue_completes_as_with_an_event_per_stage():
     """Under the kernel's Environment a path's IO waits in the queue itself at each timed stage (no event
-    made for it), moved on by ``run_until`` and by ``run`` alike; under SimPy's it waits on each stage's
-    event. The completion times are the same, and so is the number of scheduled events."""
-    from storagelab.kernel import Deterministic, Exponential, Link, Station
+    made for it), moved on by ``run_until`` and by ``run`` alike; with ``wakes_paths=False`` it waits on each
+    stage's event. The completion times are the same, and so is the number of scheduled events."""
+    from storagelab.kernel import Exponential, Link, Station
 
     def completions(env, runner) -> tuple[list[float], int]:
         path = Path("path", [Delay("stack", Exponential(2e-4)), Link("port", 1e9, 1e-5),
@@ -227,7 +227,19 @@ def test_a_paths_io_woken_from_the_queue_completes_as_with_an_event_per_stage():
 
     woken = completions(Environment(), lambda env: run_until(env, 1.0))
     stepped = completions(Environment(), lambda env: env.run(until=1.0))
-    evented = completions(simpy.Environment(), lambda env: env.run(until=1.0))
+    evented = completions(Environment(wakes_paths=False), lambda env: env.run(until=1.0))
     assert len(woken[0]) == 200 and woken[0] == stepped[0] == evented[0]
     # as many events scheduled (``run`` schedules its stop event again as it stops, as SimPy's does)
     assert woken[1] + 1 == stepped[1] == evented[1]
+
+
+def test_components_and_sources_are_bound_to_the_kernels_environment_only():
+    """Compiled, a component holds its environment as the kernel's class: binding one to SimPy's own is a
+    clear error, the same run pure Python."""
+    from storagelab.kernel import ClosedSource, FixedSampler, Station
+
+    ctx = RunContext(env=simpy.Environment(), streams=RandomStreams(1))
+    with pytest.raises(TypeError, match=r"component 'q'.*must be storagelab.kernel.Environment.*simpy"):
+        Station("q", Deterministic(1e-3)).bind(ctx)
+    with pytest.raises(TypeError, match=r"source 'w'.*must be storagelab.kernel.Environment"):
+        ClosedSource("w", Delay("d", 1e-3), FixedSampler(), workers=1).bind(ctx)

@@ -125,10 +125,22 @@ class Signal:
 class RunContext:
     """What a bound component may use: the event loop, random streams and the measurement recorder."""
 
-    env: Environment
+    env: Any  # the run's Environment (storagelab.kernel.event_loop; Any here: compiled, a dataclass field's
+    # type is resolved as the module is imported, before the event loop's module is)
     streams: RandomStreams
     recorder: LatencyRecorder | None = None
     components: dict[str, Component] = field(default_factory=dict)
+
+
+def _check_environment(ctx: RunContext, who: str) -> None:
+    """That ``ctx``'s environment is the kernel's (compiled, a component holds it as that type)."""
+    from storagelab.kernel.event_loop import Environment  # here: the event loop's module imports this one
+
+    if not isinstance(ctx.env, Environment):
+        raise TypeError(
+            f"{who}: a run's environment must be storagelab.kernel.Environment (SimPy's API, the kernel's "
+            f"class), got {type(ctx.env).__module__}.{type(ctx.env).__name__}"
+        )
 
 
 def completion_in(env: Environment, delay: float, value: Any) -> Signal:
@@ -268,11 +280,12 @@ class Component:
             )
         if self.name in ctx.components and ctx.components[self.name] is not self:
             raise ValueError(f"two components are named {self.name!r}; component names must be unique")
+        _check_environment(ctx, f"component {self.name!r}")
         ctx.components[self.name] = self
         for child in self.children():
             child.bind(ctx)
         self.ctx = ctx
-        self.env = ctx.env
+        self.env: Environment = ctx.env
         self.rng: np.random.Generator = ctx.streams.stream(self.name)
         self.on_bind()
 

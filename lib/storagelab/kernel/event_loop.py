@@ -44,13 +44,14 @@ class Environment:
 
     Its queue may also hold an IO on a :class:`~storagelab.kernel.Path` at the time its stage completes it
     (``wakes_paths``: the path's stages that know that time at arrival give it, and no event is made for
-    them); :meth:`step` (so :meth:`run`) moves such an IO on, as :func:`run_until` does. Under a plain
-    ``simpy.Environment`` a path makes an event per stage instead. Times are seconds (floats)."""
+    them); :meth:`step` (so :meth:`run`) moves such an IO on, as :func:`run_until` does. With
+    ``wakes_paths=False`` a path makes an event per stage instead (the same results). Components and
+    sources are bound to this environment only (:class:`~storagelab.kernel.component.RunContext`); SimPy's
+    own models run on it as on SimPy's. Times are seconds (floats)."""
 
-    #: whether a path's IO may be woken from the queue (see the class docstring)
-    wakes_paths = True
-
-    def __init__(self, initial_time: float = 0.0) -> None:
+    def __init__(self, initial_time: float = 0.0, *, wakes_paths: bool = True) -> None:
+        #: whether a path's IO may be woken from the queue (see the class docstring; False: an event per stage)
+        self.wakes_paths = wakes_paths
         self._now = float(initial_time)
         self._queue: list[Any] = []  # (time, priority, event id, event) tuples, a heap
         self._eid: Iterator[int] = count()  # the next event id, in scheduling order

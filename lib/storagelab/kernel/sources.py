@@ -24,8 +24,10 @@ from storagelab.kernel.component import (
     RunContext,
     Signal,
     TimedComponent,
+    _check_environment,
     completion_in,
 )
+from storagelab.kernel.event_loop import Environment
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import Exponential, ServiceDistribution
 
@@ -109,7 +111,9 @@ class Source:
             raise ValueError(
                 f"source {self.name!r} already belongs to a run; build fresh sources for each run"
             )
-        self.ctx, self.env = ctx, ctx.env
+        _check_environment(ctx, f"source {self.name!r}")
+        self.ctx = ctx
+        self.env: Environment = ctx.env
         self.rng = ctx.streams.stream(f"source:{self.name}")
         self.sampler = _bind_sampler(
             self.sampler_spec, ctx.streams.stream(f"sampler:{self.name}"), self.span, self.locality
