@@ -8,13 +8,21 @@ from __future__ import annotations
 
 from collections import deque
 from functools import partial
-from heapq import heappop, heappush
 from typing import cast
 
 from mypy_extensions import mypyc_attr
 
 from storagelab.components import cache_policies
-from storagelab.kernel.component import Component, EventLike, Signal, TimedComponent, completion_in, fire
+from storagelab.kernel.component import (
+    Component,
+    EventLike,
+    Signal,
+    TimedComponent,
+    completion_in,
+    fire,
+    heappop,
+    heappush,
+)
 from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
 

@@ -10,14 +10,15 @@ them the SimPy environment, their own random stream (named after the component) 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from heapq import heappush
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, cast
 
 import numpy as np
+import simpy.events
 from mypy_extensions import mypyc_attr
-from simpy.events import NORMAL, PENDING, Condition
+from simpy.events import Condition
 
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.randomness import RandomStreams
@@ -35,6 +36,19 @@ BEYOND_RANGE = "beyond_published_range"
 #: (``Any`` to the type checker, so that the compiled per-IO modules, :mod:`storagelab.kernel.native`, check
 #: nothing about it at run time).
 EventLike: TypeAlias = Any
+
+# What the per-IO code uses from heapq and SimPy, as constants: compiled (storagelab.kernel.native), a name
+# imported from a module that is not compiled is looked up in a dictionary at every use, a Final one is not
+# (and a Final int is inlined).
+#: SimPy's priority of an ordinary event (``simpy.events.NORMAL``) and of an urgent one (``URGENT``)
+NORMAL_PRIORITY: Final = 1
+URGENT_PRIORITY: Final = 0
+#: SimPy's value of an event not yet triggered (``simpy.events.PENDING``)
+PENDING: Final = simpy.events.PENDING
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
+heapreplace: Final = heapq.heapreplace
+assert NORMAL_PRIORITY == simpy.events.NORMAL and URGENT_PRIORITY == simpy.events.URGENT
 
 
 class Signal:
@@ -154,7 +168,7 @@ def completion_in(env: Environment, delay: float, value: Any) -> Signal:
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), ev))
+    heappush(env._queue, (env._now + delay, NORMAL_PRIORITY, next(env._eid), ev))
     return ev
 
 
@@ -170,7 +184,7 @@ def completion_at(env: Environment, when: float, value: Any) -> Signal:
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (when, NORMAL, next(env._eid), ev))
+    heappush(env._queue, (when, NORMAL_PRIORITY, next(env._eid), ev))
     return ev
 
 

@@ -10,12 +10,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from heapq import heappush
 from typing import Any, cast
 
-from simpy.events import NORMAL
-
-from storagelab.kernel.component import Component, DuplexStage, EventLike, Signal, entry, fire
+from storagelab.kernel.component import (
+    NORMAL_PRIORITY,
+    Component,
+    DuplexStage,
+    EventLike,
+    Signal,
+    entry,
+    fire,
+    heappush,
+)
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.stages import Link
 from storagelab.kernel.station import Station
@@ -111,7 +117,7 @@ class _PathIO(Signal):
             return
         if isinstance(done, float):  # the stage's completion time: woken then, in its event's place
             env = path.env
-            heappush(env._queue, (done, NORMAL, next(env._eid), self))
+            heappush(env._queue, (done, NORMAL_PRIORITY, next(env._eid), self))
         else:
             done.callbacks.append(self)
 
@@ -186,7 +192,7 @@ class Path(Component):
         first = self.steps[0](io)
         if isinstance(first, float):  # woken at the first stage's completion time
             env = self.env
-            heappush(env._queue, (first, NORMAL, next(env._eid), done))
+            heappush(env._queue, (first, NORMAL_PRIORITY, next(env._eid), done))
         else:
             first.callbacks.append(done)
         return done

@@ -24,14 +24,14 @@ cycles (its components' set-up) is collected after it, as before.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
-from heapq import heappop, heappush
+from collections.abc import Iterable
 from itertools import count
 from typing import Any, cast
 
 from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import NORMAL, URGENT, AllOf, AnyOf, Event, Process, Timeout
+from simpy.events import AllOf, AnyOf, Event, Process, Timeout
 
+from storagelab.kernel.component import NORMAL_PRIORITY, URGENT_PRIORITY, heappop, heappush
 from storagelab.kernel.composition import _PathIO
 
 
@@ -54,7 +54,9 @@ class Environment:
         self.wakes_paths = wakes_paths
         self._now = float(initial_time)
         self._queue: list[Any] = []  # (time, priority, event id, event) tuples, a heap
-        self._eid: Iterator[int] = count()  # the next event id, in scheduling order
+        # the next event id, in scheduling order (an iterator of ints; Any: compiled, an int goes into the
+        # queue's tuple as the object next() returned, not unboxed and boxed again)
+        self._eid: Any = count()
         self._active_proc: Any = None
 
     @property
@@ -87,7 +89,7 @@ class Environment:
         """A condition that fires when one event of ``events`` has."""
         return AnyOf(cast(Any, self), events)
 
-    def schedule(self, event: Any, priority: int = NORMAL, delay: float = 0) -> None:
+    def schedule(self, event: Any, priority: int = NORMAL_PRIORITY, delay: float = 0) -> None:
         """Schedule ``event`` ``delay`` seconds from now with ``priority``, as SimPy's does."""
         heappush(self._queue, (self._now + delay, priority, next(self._eid), event))
 
@@ -128,7 +130,7 @@ class Environment:
                     raise ValueError(f"until ({at}) must be greater than the current simulation time")
                 until = Event(cast(Any, self))
                 until._ok, until._value = True, None
-                self.schedule(until, URGENT, at - self._now)
+                self.schedule(until, URGENT_PRIORITY, at - self._now)
             elif until.callbacks is None:
                 return until.value
             until.callbacks.append(StopSimulation.callback)
@@ -171,9 +173,11 @@ def _run_until(env: Environment, until: float) -> None:
     queue = env._queue
     stop = Event(cast(Any, env))
     stop._ok, stop._value = True, None
-    heappush(queue, (until, URGENT, next(env._eid), stop))
+    heappush(queue, (until, URGENT_PRIORITY, next(env._eid), stop))
     while True:
-        env._now, _, _, event = heappop(queue)
+        entry: tuple[Any, ...] = heappop(queue)  # (time, priority, event id, event)
+        env._now = entry[0]
+        event = entry[3]
         if event is stop:
             return
         if type(event) is _PathIO:  # a path's IO woken at its stage's completion time: it moves on

@@ -162,7 +162,7 @@ class LatencyRecorder:
         buf = self._buffers[cls]
         if not buf:
             return
-        a = np.array(buf, dtype=np.float64).reshape(-1, 3)
+        a = np.fromiter(buf, dtype=np.float64, count=len(buf)).reshape(-1, 3)  # floats: no shape to discover
         buf.clear()
         lat, t, size = a[:, 0], a[:, 1], a[:, 2]
         if not np.all(np.isfinite(t)):

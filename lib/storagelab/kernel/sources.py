@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from heapq import heappop, heappush
 from typing import cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
-from simpy.events import NORMAL
 
 from storagelab.kernel.component import (
+    NORMAL_PRIORITY,
     Component,
     EventLike,
     RunContext,
@@ -26,6 +25,8 @@ from storagelab.kernel.component import (
     TimedComponent,
     _check_environment,
     completion_in,
+    heappop,
+    heappush,
 )
 from storagelab.kernel.event_loop import Environment
 from storagelab.kernel.io import IORequest
@@ -301,7 +302,7 @@ class OpenSource(Source):
         env = self.env
         ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
-        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), ev))
+        heappush(env._queue, (env._now + (t - env._now), NORMAL_PRIORITY, next(env._eid), ev))
 
     # -- timed mode: latency known at arrival --------------------------------------------------------
     def _issue_timed(self) -> None:

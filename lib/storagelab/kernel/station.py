@@ -23,13 +23,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from functools import partial
-from heapq import heappush, heapreplace
 
 import numpy as np
 from mypy_extensions import mypyc_attr
-from simpy.events import NORMAL
 
-from storagelab.kernel.component import Component, EventLike, Signal, completion_in
+from storagelab.kernel.component import (
+    NORMAL_PRIORITY,
+    Component,
+    EventLike,
+    Signal,
+    completion_in,
+    heappush,
+    heapreplace,
+)
 from storagelab.kernel.disciplines import Discipline, make_discipline
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import CarriedTime, ServiceDistribution
@@ -237,7 +243,7 @@ class Station(Component):
             self._retire(now)
         ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))
+        heappush(env._queue, (now + (done - now), NORMAL_PRIORITY, next(env._eid), ev))
         return ev
 
     # -- general path ----------------------------------------------------------------------------
@@ -260,7 +266,7 @@ class Station(Component):
         ev._ok = True
         ev._value = io
         ev.callbacks.insert(0, partial(self._departed, now + s, now - arrived, s))
-        heappush(env._queue, (now + s, NORMAL, next(env._eid), ev))
+        heappush(env._queue, (now + s, NORMAL_PRIORITY, next(env._eid), ev))
 
     def _departed(self, end: float, wait: float, service: float, _ev: EventLike) -> None:
         self._busy -= 1
