@@ -1,8 +1,8 @@
 """Speed of the simulation kernel, measured side by side with Ciw and a straightforward SimPy model.
 
-Scenarios (each model simulates the same system for the same simulated time, in one process, one
-after another, so the machine's state is as alike as it can be; run it several times and compare
-medians, as this is wall-clock time):
+Scenarios (each model simulates the same system for the same simulated time, in one process, in rounds
+that run every model once, so the machine's state is as alike as it can be; each row is the median of
+its rounds, as this is wall-clock time):
 
 - ``mm4``: M/M/4 at utilisation 0.9 (mean service 1 ms). Models: storagelab (with its exact open-loop
   shortcuts, and without them), Ciw, and SimPy with one process per customer and ``simpy.Resource``
@@ -461,11 +461,18 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
         at = {fn: i for i, (fn, _, _) in enumerate(runs)}
         for fn in (run_storagelab_vsan, run_storagelab_mm4):
             runs.insert(at[fn] + 1, (partial(_pure_python_row, fn.__name__), *runs[at[fn]][1:]))
+    # in rounds: each round runs every model once (repeat r on seed + r), so a change in this machine's speed
+    # while the benchmark runs (it drifts by tens of per cent within minutes) touches every row alike
+    results: list[list[BenchRow]] = [[] for _ in runs]
+    with tqdm(total=repeats * len(runs), desc="benchmark", unit="run") as bar:
+        for r in range(repeats):
+            for k, (fn, horizon, warmup) in enumerate(runs):
+                results[k].append(fn(horizon, warmup, seed + r))
+                bar.update()
     rows = []
-    for fn, horizon, warmup in tqdm(runs, desc="benchmark", unit="model"):
-        results = [fn(horizon, warmup, seed + r) for r in range(repeats)]
-        wall = statistics.median(r.wall_seconds for r in results)
-        first = results[0]
+    for model_results in results:
+        wall = statistics.median(r.wall_seconds for r in model_results)
+        first = model_results[0]
         rows.append(
             {
                 "model": first.model,
@@ -473,7 +480,7 @@ def bench(quick: bool = False, seed: int = 1, repeats: int | None = None) -> pl.
                 "simulated_ios": first.simulated_ios,
                 "wall_seconds": wall,
                 "ios_per_second": first.simulated_ios / wall,
-                "mean_response_ms": statistics.fmean(r.mean_response_ms for r in results),
+                "mean_response_ms": statistics.fmean(r.mean_response_ms for r in model_results),
                 "analytic_mean_ms": first.analytic_mean_ms,
                 "repeats": repeats,
             }
