@@ -1,11 +1,14 @@
 """The component interface every stage of a simulated IO path implements, and the run context.
 
 A component *accepts an IO and returns an event that fires when the IO completes* (its value is
-the IO): a :class:`Signal`, the kernel's own event, or any SimPy event (a component may use a process). Everything composes through that one method: paths in series, fork/join for mirrors and
-stripes, caches in front of back ends, schedulers in front of devices.
+the IO): a :class:`Signal`, the kernel's own event, or any SimPy event (a component may use a process).
+Everything composes through that one method: paths in series, fork/join for mirrors and stripes, caches in
+front of back ends, schedulers in front of devices. A stage may also say, as an IO arrives, when it will
+complete it (:func:`entry`), so that a path waits without an event.
 
 Components are built from plain parameters and bound to a run by :meth:`Component.bind`, which gives
-them the SimPy environment, their own random stream (named after the component) and the recorder.
+them the run's environment (:class:`~storagelab.kernel.Environment`, SimPy's API), their own random stream
+(named after the component) and the recorder.
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
-"""The event loop a simulation runs on: SimPy's ``Environment.run(until=t)``, with its step inlined.
+"""The event loop a simulation runs on, and the environment it runs in.
 
-SimPy's loop schedules a stop event at ``until`` (urgent priority, so it precedes the ordinary events
-of that instant), then calls ``Environment.step()`` once per event until the stop event's callback
-raises. :func:`run_until` schedules the same stop event and processes the same events in the same order
-(time, then priority, then scheduling order) with the same semantics (each event's callbacks are called
-once, in order, with the event; a failed event nobody defused stops the run with its exception), in one
-Python frame, and stops when it pops the stop event: it is the kernel's hot loop, and spares a method
-call and a ``try`` per event. An IO on a path may be in the queue itself rather than an event (its
-stage gave the time it completes there: :class:`~storagelab.kernel.composition._PathIO`); the loop then
-moves it on to its next stage, as the stage's event's one callback would have, and
-:class:`~storagelab.kernel.simulation.Environment`'s ``step`` does the same for SimPy's own ``run``. The stop event also matters to components: it is always in the queue, so
-an open-loop source that takes an arrival inline only when it precedes every scheduled event never
-runs past ``until``.
+:class:`Environment` is SimPy's environment API (clock, event queue, ``schedule``, ``step``, ``run``,
+``process``, ``timeout``, ...) as a class of the kernel's. :func:`run_until` is its ``run(until=t)``
+with the step inlined: SimPy's loop schedules a stop event at ``until`` (urgent priority, so it precedes
+the ordinary events of that instant), then calls ``step()`` once per event until the stop event's
+callback raises; :func:`run_until` schedules the same stop event and processes the same events in the
+same order (time, then priority, then scheduling order) with the same semantics (each event's callbacks
+are called once, in order, with the event; a failed event nobody defused stops the run with its
+exception), in one frame, and stops when it pops the stop event: it is the kernel's hot loop. An IO on a
+path may be in the queue itself rather than an event (its stage gave the time it completes there:
+:class:`~storagelab.kernel.composition._PathIO`); the loop, and :meth:`Environment.step`, then move it on
+to its next stage, as the stage's event's one callback would have. The stop event also matters to
+components: it is always in the queue, so an open-loop source that takes an arrival inline only when it
+precedes every scheduled event never runs past ``until``.
 
 While it runs, the cyclic garbage collector is off (``gc.disable()``, restored when it returns). A run
 allocates an object or more per event, which would trigger collections, and each full one walks every
