@@ -849,15 +849,13 @@ def test_shortest_access_first_serves_the_command_that_reaches_its_data_soonest(
     """The scheduler's estimate is the service: ``access_time`` is overhead + seek + the wait for the
     first byte to come round after the seek, the command popped is the one with the least of it, and
     serving it takes that time plus its transfer."""
-    from types import SimpleNamespace
-
     from storagelab.kernel.disciplines import ShortestAccessFirst
+    from storagelab.kernel.event_loop import Environment
 
     disk = devices.HDD.preset("15K FC/SAS")
-    clock = SimpleNamespace(now=0.0123)
-    station = SimpleNamespace(service_source=disk, env=clock, name="d")
+    clock = Environment(initial_time=0.0123)
     satf = ShortestAccessFirst()
-    satf.bind(station)
+    Station("d", disk, discipline=satf).bind(RunContext(env=clock, streams=RandomStreams(1)))  # binds satf
     disk.head = disk.cylinders // 3
     rng = np.random.default_rng(5)
     addresses = (rng.integers(0, disk.capacity // 4096, 12) * 4096).tolist()
@@ -900,10 +898,18 @@ def test_a_drives_own_shortest_access_loop_picks_what_access_time_picks(drive):
         times = [disk.access_time(j[0].is_read, j[0].address, now) for j in jobs[:window]]
         assert disk.shortest_access(jobs, window, now) == times.index(min(times))
 
-    class WithoutLoop(devices.HDD):
-        shortest_access = None  # the discipline falls back to ranking by access_time
+    class WithoutLoop:
+        """The drive without its own loop: the discipline falls back to ranking by access_time."""
 
-    def run(model: devices.HDD) -> tuple:
+        def __init__(self, disk: devices.HDD) -> None:
+            self._disk = disk
+
+        def __getattr__(self, name: str) -> object:
+            if name == "shortest_access":
+                raise AttributeError(name)
+            return getattr(self._disk, name)
+
+    def run(model: object) -> tuple:
         st = Station("d", model, discipline="satf")
         src = ClosedSource(
             "r", st, FixedSampler(size=4096, read_pct=70, span=model.capacity // 10), workers=16
@@ -911,8 +917,8 @@ def test_a_drives_own_shortest_access_loop_picks_what_access_time_picks(drive):
         return simulate(st, [src], duration=2.0, warmup=0.2, seed=3, progress=False).summary().row(0)
 
     fast = run(devices.HDD.preset(drive))
-    plain = devices.HDD.preset(drive)
-    plain.__class__ = WithoutLoop
+    plain = WithoutLoop(devices.HDD.preset(drive))
+    assert not hasattr(plain, "shortest_access") and hasattr(plain, "access_time")
     assert fast == run(plain) and fast[1] > 500
 
 

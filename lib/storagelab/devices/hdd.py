@@ -7,13 +7,22 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 from scipy.optimize import brentq
 
 from storagelab.devices.model import DATASHEET_BLOCK, CapacityExceeded, _check_io, _lookup, _param, _Variates
+from storagelab.kernel.io import IORequest
 from storagelab.provenance import Param
+
+
+class Clock(Protocol):
+    """What turns a tracked platter: an object with the run's time ``now`` (s), as a kernel
+    :class:`~storagelab.kernel.event_loop.Environment` has."""
+
+    @property
+    def now(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -197,13 +206,16 @@ class HDD:
         rpm: Param,
         capacity: Param,
         cylinders: Param,
-        read_seek: SeekSpec,
-        write_seek: SeekSpec,
+        read_seek: object,  # a SeekSpec: checked below, with an error naming the argument
+        write_seek: object,
         media_rate: Param,
         overhead: Param,
         media_rate_inner: Param | None = None,
     ) -> None:
         self.name = str(name)
+        #: the station serving this drive (a drive's head serves one: :class:`~storagelab.kernel.station.Station`
+        #: checks when it binds)
+        self._station: object | None = None
         rps = _param("rpm", rpm, "rotation_rate", 1.0, 1000.0)  # revolutions per second
         cap = _param("capacity", capacity, "size", 1.0)
         cyl = _param("cylinders", cylinders, "count", 3.0)
@@ -255,9 +267,9 @@ class HDD:
             raise ValueError(f"{self.name}: cylinder must be in [0, {self.cylinders - 1}], got {cylinder}")
         self.head = int(cylinder)
         self._next = -1  # byte address right after the last IO
-        self._env = None  # with rotation tracking: the run whose clock turns the platter
+        self._env: Clock | None = None  # with rotation tracking: the run whose clock turns the platter
 
-    def track_rotation(self, env: object) -> None:
+    def track_rotation(self, env: Clock) -> None:
         """Turn the platter with ``env``'s clock (an object with a ``now`` in seconds): rotational
         latencies follow from the angles of the head and the IO instead of being drawn."""
         self._env = env
@@ -282,7 +294,7 @@ class HDD:
         t = self.overhead + ((self.read_curve if is_read else self.write_curve)(d) if d else 0.0)
         return t + self.rotational_latency(address, now + t)
 
-    def shortest_access(self, jobs: Sequence[Sequence], window: int, now: float) -> int:
+    def shortest_access(self, jobs: Sequence[list], window: int, now: float) -> int:
         """With rotation tracking: the index, among the first ``window`` of ``jobs`` (each a sequence whose
         first item is an :class:`~storagelab.kernel.io.IORequest`: a station's waiting jobs), of the command
         with the shortest :meth:`access_time` at ``now``, the first of equals. The same sums as
@@ -300,7 +312,7 @@ class HDD:
         sqrt = math.sqrt
         best, best_t = 0, math.inf
         for i in range(window):
-            io = jobs[i][0]
+            io: IORequest = jobs[i][0]
             address = io.address
             if address == nxt:
                 t = overhead

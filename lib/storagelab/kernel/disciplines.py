@@ -15,7 +15,9 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from storagelab.kernel.io import IORequest
 
@@ -25,11 +27,12 @@ if TYPE_CHECKING:
 Job = list
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by modules not compiled (QoS schedulers)
 class Discipline:
     """Base class: a container of waiting jobs with a service order."""
 
     #: True when jobs are served strictly in arrival order (lets a station take the FIFO fast path).
-    fifo = False
+    fifo: ClassVar[bool] = False
 
     def bind(self, station: Station) -> None:
         """Called once when the station is bound to a run (gives access to its device, if any)."""
@@ -49,10 +52,11 @@ class Discipline:
         raise NotImplementedError
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class FIFO(Discipline):
     """First come, first served."""
 
-    fifo = True
+    fifo: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._q: deque[Job] = deque()
@@ -116,7 +120,7 @@ class _DeviceWindow(Discipline):
 
     def bind(self, station: Station) -> None:
         super().bind(station)
-        device = station.service_source
+        device: Any = station.service_source  # a disk model (checked here)
         if not hasattr(device, "seek_distance"):
             raise ValueError(
                 f"{type(self).__name__} on station {station.name!r} needs a device with seek_distance(address) "
@@ -194,7 +198,7 @@ class ShortestAccessFirst(_DeviceWindow):
 
     def bind(self, station: Station) -> None:
         super().bind(station)
-        device = station.service_source
+        device: Any = station.service_source  # a disk model that tracks its rotation (checked here)
         if not hasattr(device, "track_rotation"):
             raise ValueError(
                 f"ShortestAccessFirst on station {station.name!r} needs a disk model that tracks its "

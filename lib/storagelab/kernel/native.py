@@ -1,8 +1,9 @@
 """The compiled per-IO path: the modules every simulated IO crosses, compiled to C extensions by mypyc.
 
-:data:`MODULES` are the kernel's event loop, paths, stations, stages and sources, the components of a
-replicated cluster (the Virtual SAN bench scenario's path) and the flash model every SSD station calls per
-IO: type-checked in CI (``[tool.mypy] files`` in ``pyproject.toml`` lists the same files; a test checks it),
+:data:`MODULES` are the kernel's event loop, paths, stations, stages, sources and queue disciplines, the
+components of a replicated cluster (the Virtual SAN bench scenario's path), the flash model every SSD
+station calls per IO and the disk model every HDD station calls per IO (with its command queue's choice of
+the next command, a loop over up to 32 queued commands per dispatch): type-checked in CI (``[tool.mypy] files`` in ``pyproject.toml`` lists the same files; a test checks it),
 so their annotations say what they hold, which compiled code checks at run time. :func:`build` compiles
 them (``storagelab compile``; ``make`` does it when their sources change) into a folder of the environment
 (:func:`build_dir`), never into the source tree, with a manifest of the sources' SHA-256. When
@@ -46,6 +47,7 @@ MODULES: tuple[str, ...] = (
     "kernel/io.py",
     "kernel/sources.py",
     "kernel/metrics.py",
+    "kernel/disciplines.py",
     "components/cluster.py",
     "components/raid_set.py",
     "components/write_log.py",
@@ -53,6 +55,7 @@ MODULES: tuple[str, ...] = (
     "components/tiering.py",
     "components/extent.py",
     "devices/flash.py",
+    "devices/hdd.py",
 )
 
 #: The compile group's name: its shared library is ``storagelab_native__mypyc``.
