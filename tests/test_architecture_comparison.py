@@ -18,6 +18,7 @@ from storagelab.analysis.comparison import (
     _search,
     compare,
     default_placement,
+    pilot_ios,
     search_tasks,
 )
 from storagelab.analysis.workload_mix import WorkloadMix
@@ -366,6 +367,44 @@ def test_searches_start_in_the_order_given_with_published_curves_last():
     assert started[:2] == [f"pilot-{first_preset}", f"replication-0-{first_preset}"]
     assert set(started[2:4]) == {f"replication-{r}-{first_preset}" for r in (1, 2)}
     assert started[4] == f"pilot-{keys[4].removeprefix('search-')}"
+
+
+def test_with_their_pilots_done_the_searches_start_costliest_first():
+    """Given the finished pilots (:func:`compare` runs them first, side by side), the searches start by the
+    IOs their pilots issued, the costliest first (a run counted once, though it has a row per level), ties
+    in the order given with the curves last, and each search's later replications still right after its
+    first: the longest search (notebook 19's 8-host hybrid Virtual SAN, given second to last) no longer
+    starts after the others and runs on alone at the end."""
+    from dask.order import order
+
+    mix = WorkloadMix.from_mapping(MIX)
+    given = [Candidate("z curve", curve="ds5020_response_time/Jetstress"),
+             studies.candidate("b first", "XtremIO, 1 X-Brick(s)"),
+             studies.candidate("a second", "EqualLogic PS6100E")]  # fmt: skip
+
+    def pilot(*ios: int) -> dict:  # a finished pilot: two service levels per run, as a search records them
+        rows = [
+            {"seed": 1, "multiplier": 2.0**k, "level": lv, "ios": n} for k, n in enumerate(ios) for lv in "xy"
+        ]
+        return {"row": {"status": "fails at the lowest load"}, "evaluations": pl.DataFrame(rows)}
+
+    pilots = [pilot(4, 6), pilot(10), pilot(3, 7), pilot(5), pilot(200, 300)]  # z fit, lower, upper; b; a
+    assert [pilot_ios(p) for p in pilots] == [10, 10, 10, 5, 500] and pilot_ios(None) == 0
+    settings = Settings(duration_s=10.0, warmup_s=2.0)
+    tasks = search_tasks(mix, given, settings, pilots)
+    graph = {}
+    for t in tasks:
+        graph.update(dict(t.__dask_graph__()))
+    assert not any(str(k).startswith("pilot-") for k in graph)  # the pilots are done: values, not tasks
+    priority = order(graph)
+    keys = [t.key for t in tasks]
+    firsts = sorted((k for k in graph if str(k).startswith("replication-0-")), key=priority.__getitem__)
+    expected = [keys[4], keys[0], keys[1], keys[2], keys[3]]  # a (500), the curve's bands (10 each), b (5)
+    assert firsts == [f"replication-0-{k.removeprefix('search-')}" for k in expected]
+    runs = sorted((k for k in graph if str(k).startswith("replication-")), key=priority.__getitem__)
+    assert set(runs[1:3]) == {f"replication-{r}-{keys[4].removeprefix('search-')}" for r in (1, 2)}
+    with pytest.raises(ValueError, match="4 pilots for 5 searches"):
+        search_tasks(mix, given, settings, pilots[:4])
 
 
 def test_the_cost_by_role_puts_each_run_in_the_part_it_played():

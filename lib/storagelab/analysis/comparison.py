@@ -22,7 +22,8 @@ Each candidate's search is a headroom search over the mix's multiplier (:mod:`st
 its first replication (:func:`~storagelab.analysis.headroom.search_replication`, probing the top of the bracket
 where the mix as given holds with a component already saturated; where runs are long, from the bracket of a
 pilot search of short runs), then its later ones side by side, each from the first's final bracket, as Dask
-tasks on one process per core, deterministic by seed.
+tasks on one process per core, deterministic by seed. Where there are pilots, they all run first, side by
+side, and the searches then start by what their pilots cost, the costliest first (:func:`search_tasks`).
 """
 
 from __future__ import annotations
@@ -590,7 +591,43 @@ class Comparison:
         )
 
 
-def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings) -> list[Any]:
+def _searches(candidates: Sequence[Candidate]) -> list[tuple[Candidate, str]]:
+    """Every search of ``candidates``: a preset's on its fit, a published curve's on its fit and both bands."""
+    return [(c, b) for c in candidates for b in (("fit", "lower", "upper") if c.curve else ("fit",))]
+
+
+def pilot_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings) -> list[Any]:
+    """The Dask tasks of every search's pilot (:func:`_pilot`; none where ``s`` makes no pilot), in the order
+    of :func:`_searches`: :func:`compare` runs them first, side by side, and orders the searches by what
+    their pilots cost (:func:`search_tasks`)."""
+    import dask
+
+    if s.pilot is None:
+        return []
+    return [dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{i:04d}")
+            for i, (c, bound) in enumerate(_searches(candidates))]  # fmt: skip
+
+
+def pilot_ios(pilot: Replication | dict[str, Any] | None) -> int:
+    """The IOs a finished pilot search issued (warm-up included; 0 without a pilot): what its search's
+    long runs will cost grows with it (the same multipliers, five times longer at notebook 19's full
+    settings), which :func:`search_tasks` orders the searches by."""
+    if pilot is None:
+        return 0
+    runs = pilot.evaluations if isinstance(pilot, Replication) else pilot["evaluations"]
+    if runs is None:
+        return 0
+    rows = runs.to_dicts() if isinstance(runs, pl.DataFrame) else list(runs)
+    per_run = {(r["seed"], r["multiplier"]): int(r["ios"]) for r in rows}  # a run has a row per level
+    return sum(per_run.values())
+
+
+def search_tasks(
+    mix: WorkloadMix,
+    candidates: Sequence[Candidate],
+    s: Settings,
+    pilots: Sequence[Replication | dict[str, Any] | None] | None = None,
+) -> list[Any]:
     """The Dask tasks of :func:`compare`: per candidate (a published curve: per band), in the order given,
     its pilot search where runs are long (:attr:`Settings.pilot`), its first replication (from the pilot's
     bracket), then its later ones side by side (each starts from the first's final bracket), then the row
@@ -598,20 +635,37 @@ def search_tasks(mix: WorkloadMix, candidates: Sequence[Candidate], s: Settings)
     station each: the cheap searches) last, and a search's later replications start as soon as its first
     is done, ahead of other searches' first replications, so that a long search is not left to the end
     while a process idles: Dask orders a graph by its keys and runs a task's dependents first, which
-    these keys and dependencies set."""
+    these keys and dependencies set.
+
+    With ``pilots`` (the finished pilots of :func:`pilot_tasks`, in their order), the pilots are values
+    and the searches start by what their pilots cost (:func:`pilot_ios`), the costliest first, ties in the
+    order above: the longest search then starts at once instead of in its place in the list (the
+    processes are busy to the end, as longest-first scheduling keeps them). Where the tasks run changes
+    no result: each is a function of its seed."""
     import dask
 
-    searches = [(c, b) for c in candidates for b in (("fit", "lower", "upper") if c.curve else ("fit",))]
+    searches = _searches(candidates)
     started = sorted(range(len(searches)), key=lambda i: searches[i][0].curve is not None)
+    if pilots is not None:
+        if len(pilots) != len(searches):
+            raise ValueError(f"search_tasks: {len(pilots)} pilots for {len(searches)} searches")
+        cost = [pilot_ios(p) for p in pilots]
+        started = sorted(started, key=lambda i: -cost[i])  # stable: ties keep the order above
     rank = {i: r for r, i in enumerate(started)}
     tasks = []
     for i, (c, bound) in enumerate(searches):
         key = f"{len(searches) - rank[i]:04d}"
-        pilot = (
-            None if s.pilot is None else dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{key}")
-        )
+        if pilots is not None:
+            pilot = pilots[i]
+        else:
+            pilot = (
+                None
+                if s.pilot is None
+                else dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{key}")
+            )
+        has_pilot = s.pilot is not None
         first = dask.delayed(_replication)(
-            mix, c, s, bound, 0, pilot, pilot is not None, dask_key_name=f"replication-0-{key}"
+            mix, c, s, bound, 0, pilot, has_pilot, dask_key_name=f"replication-0-{key}"
         )
         later = [
             dask.delayed(_replication)(mix, c, s, bound, r, first, dask_key_name=f"replication-{r}-{key}")
@@ -643,9 +697,11 @@ def compare(
         raise ValueError(f"compare needs candidates with distinct labels, got {labels}")
     for c in candidates:
         c.check()
-    tasks = search_tasks(mix, candidates, s)
-    n = workers or max(1, min(len(tasks), os.cpu_count() or 1))
+    n = workers or max(1, min(len(_searches(candidates)), os.cpu_count() or 1))
     # one task per dispatch: the process pool's default hands tasks out in chunks of six, which put six of
     # notebook 19's nine searches on one process and left the other idle for most of the run
-    done = dask.compute(*tasks, scheduler=scheduler, num_workers=n, chunksize=1)
+    run = functools.partial(dask.compute, scheduler=scheduler, num_workers=n, chunksize=1)
+    # the pilots first, side by side: the searches then start by their cost, the longest first
+    pilots = list(run(*pilot_tasks(mix, candidates, s))) if s.pilot is not None else None
+    done = run(*search_tasks(mix, candidates, s, pilots))
     return Comparison(mix, list(candidates), s, [d["row"] for d in done], [d["evaluations"] for d in done])
