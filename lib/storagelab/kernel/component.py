@@ -201,7 +201,8 @@ def fire(event: EventLike, value: Any) -> None:
     """
     event._ok = True
     event._value = value
-    callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
+    callbacks: list[Any] = event.callbacks  # a list: compiled, iterated by index
+    event.callbacks = None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
     for callback in callbacks:
         callback(event)
 
