@@ -201,8 +201,7 @@ def fire(event: EventLike, value: Any) -> None:
     """
     event._ok = True
     event._value = value
-    callbacks: list[Any] = event.callbacks  # a list: compiled, iterated by index
-    event.callbacks = None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
+    callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
     for callback in callbacks:
         callback(event)
 

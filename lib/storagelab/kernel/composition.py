@@ -40,8 +40,7 @@ class AllOf:
         if self.left == 0:  # fire(self.event, self.value), inline
             event = self.event
             event._ok, event._value = True, self.value
-            callbacks: list[Any] = event.callbacks  # a list: compiled, iterated by index
-            event.callbacks = None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
+            callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
             for callback in callbacks:
                 callback(event)
 
@@ -112,8 +111,7 @@ class _PathIO(Signal):
             done = path.responders[self.back](self.io)
         else:  # fire(self, self.io), inline: once per path an IO takes
             self._ok, self._value = True, self.io
-            callbacks: list[Any] = self.callbacks  # a list: compiled, iterated by index
-            self.callbacks = None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
+            callbacks, self.callbacks = self.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
             for callback in callbacks:
                 callback(self)
             return

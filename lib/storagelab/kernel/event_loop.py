@@ -185,8 +185,7 @@ def _run_until(env: Environment, until: float) -> None:
             woken: _PathIO = event
             woken(None)
             continue
-        callbacks: list[Any] = event.callbacks  # a list: compiled, iterated by index, not through an iterator
-        event.callbacks = None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
+        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
         for callback in callbacks:
             callback(event)
         if not event._ok and not hasattr(event, "_defused"):
