@@ -652,18 +652,16 @@ def search_tasks(
         cost = [pilot_ios(p) for p in pilots]
         started = sorted(started, key=lambda i: -cost[i])  # stable: ties keep the order above
     rank = {i: r for r, i in enumerate(started)}
+    has_pilot = s.pilot is not None
     tasks = []
     for i, (c, bound) in enumerate(searches):
         key = f"{len(searches) - rank[i]:04d}"
         if pilots is not None:
             pilot = pilots[i]
+        elif has_pilot:
+            pilot = dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{key}")
         else:
-            pilot = (
-                None
-                if s.pilot is None
-                else dask.delayed(_pilot)(mix, c, s, bound, dask_key_name=f"pilot-{key}")
-            )
-        has_pilot = s.pilot is not None
+            pilot = None
         first = dask.delayed(_replication)(
             mix, c, s, bound, 0, pilot, has_pilot, dask_key_name=f"replication-0-{key}"
         )
