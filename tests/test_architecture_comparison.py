@@ -442,3 +442,38 @@ def test_the_cost_by_role_puts_each_run_in_the_part_it_played():
         assert found == (runs, full, ios, full_ios), role
     assert sum(r["ios_share"] for r in got.values()) == pytest.approx(1.0)
     assert got["bracket held"]["ios_share"] == pytest.approx(220 / 1653)
+
+
+def test_a_run_gone_again_to_its_end_records_at_each_check_what_a_run_stopped_there_saw():
+    """``verify.early_stop``'s full runs: with its trajectory recorded, a run ends where one without checks
+    does, and what it records at a check is what a run stopped at that check measured."""
+    from storagelab.kernel.simulation import simulate
+    from storagelab.verify.early_stop import SIXTEENTHS, full_run
+
+    mix = WorkloadMix.from_mapping(MIX)
+    c = Candidate(
+        "EqualLogic", preset="EqualLogic PS6100E", build=studies.registry.PRESETS["EqualLogic PS6100E"]
+    )
+    s = Settings(duration_s=2.0, warmup_s=0.5)
+    recorded = full_run(mix, c, s, "fit", 3, 0.1, record=True)
+    plain = full_run(mix, c, s, "fit", 3, 0.1, record=False)
+    assert plain["trajectory"] == [] and recorded["full_worst"] == plain["full_worst"]
+    steps = pl.DataFrame(recorded["trajectory"])
+    levels = mix.service_levels(c.placement_on(build("EqualLogic PS6100E").volumes))
+    assert steps["fraction"].unique().sort().to_list() == [*SIXTEENTHS, 1.0]
+    assert steps.height == len(levels) * (len(SIXTEENTHS) + 1)
+    end = steps.filter(pl.col("fraction") == 1.0)
+    assert end["ratio"].max() == recorded["full_worst"]
+    assert recorded["full_met"] == (recorded["full_worst"] <= 1.0)
+
+    volumes = build("EqualLogic PS6100E").volumes
+    placement = c.placement_on(volumes)
+    sources = mix.sources(volumes, placement, 0.1)
+    at_quarter = simulate(sources[0].target, sources, duration=2.0, warmup=0.5, seed=3, progress=False,
+                          stop=lambda partial: True, checks=(0.25,))  # fmt: skip
+    quarter = steps.filter(pl.col("fraction") == 0.25)
+    assert at_quarter.duration == pytest.approx(0.5 + 0.25 * 1.5)
+    assert quarter["ratio"].to_list() == [lv.ratio(at_quarter) for lv in levels]
+    assert quarter["count"].to_list() == [lv.count(at_quarter) for lv in levels]
+    growing = steps.sort("fraction").group_by("service_level").agg(pl.col("count").diff().min() >= 0)
+    assert quarter["count"].min() > 0 and growing["count"].all()  # each level's IOs so far, never fewer
