@@ -11,9 +11,9 @@ prints one row per stopped run (architecture, seed, multiplier, simulated second
 the full run, worst ratio of each, the two decisions) and the count of decisions that differ. The runs go
 again on one process per core (Dask's process pool, as the comparison's searches do), the costliest first.
 
-With ``--trajectories FILE``, the runs that went their full length are run again too, and every run run
-again records each service level's measured/limit ratio, its IOs and the busiest component's utilisation at
-every sixteenth of the measured time (:data:`SIXTEENTHS`), written to ``FILE`` (Parquet, one row per run,
+With ``--trajectories FILE``, the runs that went their full length are run again too, and each rerun
+records each service level's measured/limit ratio, its IOs, the busiest component's utilisation and
+whether a component was out of its valid range at every sixteenth of the measured time (:data:`SIXTEENTHS`), written to ``FILE`` (Parquet, one row per run,
 level and check, with the full run's decision): what a stop rule would see at any of those checks, so that
 a rule can be tried on a comparison's runs without simulating them again. A check measures on a copy of the
 run's recorder (:func:`~storagelab.kernel.simulation.simulate`), so what a run sees at a check does not
@@ -38,7 +38,7 @@ from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.pipeline.params import load_params
 from storagelab.pipeline.schemas import CandidateSpec
 
-#: The checks a run run again records its ratios at with ``--trajectories`` (fractions of the measured
+#: The checks at which each rerun records its ratios with ``--trajectories`` (fractions of the measured
 #: time): every sixteenth, which includes :attr:`~storagelab.analysis.headroom.ClearOutcome.CHECKS`.
 SIXTEENTHS = tuple(k / 16 for k in range(1, 16))
 
