@@ -223,7 +223,7 @@ def test_a_paths_io_woken_from_the_queue_completes_as_with_an_event_per_stage():
                 )
             )
         runner(env)
-        return done, next(env._eid)
+        return done, env._queue.scheduled
 
     woken = completions(Environment(), lambda env: run_until(env, 1.0))
     stepped = completions(Environment(), lambda env: env.run(until=1.0))

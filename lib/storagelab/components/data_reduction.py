@@ -21,8 +21,6 @@ and writes the segment as one sequential IO when it is full or ``max_delay`` aft
 
 from __future__ import annotations
 
-from heapq import heappush
-
 from simpy.events import NORMAL, Event
 
 from storagelab.components import cache_policies
@@ -259,7 +257,7 @@ class InlineReduction(Component):
                 return ram if ram > cpu else cpu
             ev = Event.__new__(Event)  # completion_at(env, max(ram, cpu), io), inline
             ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-            heappush(env._queue, (ram if ram > cpu else cpu, NORMAL, next(env._eid), ev))
+            env._queue.push(ram if ram > cpu else cpu, NORMAL, ev)
             return ev
         cpu = self._cpu(cpu_s, io)
         if not missing:

@@ -171,7 +171,7 @@ def completion_in(env: Environment, delay: float, value: Any) -> Signal:
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (env._now + delay, NORMAL_PRIORITY, next(env._eid), ev))
+    env._queue.push(env._now + delay, NORMAL_PRIORITY, ev)
     return ev
 
 
@@ -187,7 +187,7 @@ def completion_at(env: Environment, when: float, value: Any) -> Signal:
     ev.callbacks = []
     ev._value = value
     ev._ok = True
-    heappush(env._queue, (when, NORMAL_PRIORITY, next(env._eid), ev))
+    env._queue.push(when, NORMAL_PRIORITY, ev)
     return ev
 
 
@@ -218,7 +218,7 @@ def fire_last(event: EventLike, value: Any) -> None:
     event is due at this instant (scheduled by the caller, or a tie), the order matters, so it is queued.
     """
     env = event.env
-    if env._queue[0][0] > env._now:
+    if env._queue.first() > env._now:
         fire(event, value)
     else:
         event.succeed(value)

@@ -20,7 +20,6 @@ from storagelab.kernel.component import (
     Signal,
     entry,
     fire,
-    heappush,
 )
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.stages import Link
@@ -117,7 +116,7 @@ class _PathIO(Signal):
             return
         if isinstance(done, float):  # the stage's completion time: woken then, in its event's place
             env = path.env
-            heappush(env._queue, (done, NORMAL_PRIORITY, next(env._eid), self))
+            env._queue.push(done, NORMAL_PRIORITY, self)
         else:
             done.callbacks.append(self)
 
@@ -192,7 +191,7 @@ class Path(Component):
         first = self.steps[0](io)
         if isinstance(first, float):  # woken at the first stage's completion time
             env = self.env
-            heappush(env._queue, (first, NORMAL_PRIORITY, next(env._eid), done))
+            env._queue.push(first, NORMAL_PRIORITY, done)
         else:
             first.callbacks.append(done)
         return done

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable
-from itertools import count
 from typing import Any, cast
 
 from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import AllOf, AnyOf, Event, Process, Timeout
 
-from storagelab.kernel.component import NORMAL_PRIORITY, URGENT_PRIORITY, heappop, heappush
+from storagelab.kernel.component import NORMAL_PRIORITY, URGENT_PRIORITY
 from storagelab.kernel.composition import _PathIO
+from storagelab.kernel.event_queue import EventQueue, new_event_queue
 
 
 class Environment:
@@ -54,10 +54,7 @@ class Environment:
         #: whether a path's IO may be woken from the queue (see the class docstring; False: an event per stage)
         self.wakes_paths = wakes_paths
         self._now = float(initial_time)
-        self._queue: list[Any] = []  # (time, priority, event id, event) tuples, a heap
-        # the next event id, in scheduling order (an iterator of ints; Any: compiled, an int goes into the
-        # queue's tuple as the object next() returned, not unboxed and boxed again)
-        self._eid: Any = count()
+        self._queue: EventQueue = new_event_queue()  # what is scheduled: events, and paths' IOs woken
         self._active_proc: Any = None
 
     @property
@@ -92,19 +89,20 @@ class Environment:
 
     def schedule(self, event: Any, priority: int = NORMAL_PRIORITY, delay: float = 0) -> None:
         """Schedule ``event`` ``delay`` seconds from now with ``priority``, as SimPy's does."""
-        heappush(self._queue, (self._now + delay, priority, next(self._eid), event))
+        self._queue.push(self._now + delay, priority, event)
 
     def peek(self) -> float:
         """The time of the next scheduled event (infinity when there is none)."""
-        return self._queue[0][0] if self._queue else float("inf")
+        return self._queue.first()
 
     def step(self) -> None:
         """Process the next event (or move on the IO of a path woken then), as SimPy's ``step`` does;
         raises ``simpy.core.EmptySchedule`` when there is none."""
-        if not self._queue:
+        queue = self._queue
+        if queue.empty():
             raise EmptySchedule()
-        now, _, _, event = heappop(self._queue)
-        self._now = now
+        event = queue.pop()
+        self._now = queue.time
         if type(event) is _PathIO:
             woken: _PathIO = event
             woken(None)
@@ -174,11 +172,10 @@ def _run_until(env: Environment, until: float) -> None:
     queue = env._queue
     stop = Event(cast(Any, env))
     stop._ok, stop._value = True, None
-    heappush(queue, (until, URGENT_PRIORITY, next(env._eid), stop))
+    queue.push(until, URGENT_PRIORITY, stop)
     while True:
-        entry: tuple[Any, ...] = heappop(queue)  # (time, priority, event id, event)
-        env._now = entry[0]
-        event = entry[3]
+        event = queue.pop()
+        env._now = queue.time
         if event is stop:
             return
         if type(event) is _PathIO:  # a path's IO woken at its stage's completion time: it moves on

@@ -1,6 +1,6 @@
 """The compiled per-IO path: the modules every simulated IO crosses, compiled to C extensions by mypyc.
 
-:data:`MODULES` are the kernel's event loop, paths, stations, stages, sources and queue disciplines, the
+:data:`MODULES` are the kernel's event loop and event queue, paths, stations, stages, sources and queue disciplines, the
 components of a replicated cluster (the Virtual SAN bench scenario's path), the flash model every SSD
 station calls per IO and the disk model every HDD station calls per IO (with its command queue's choice of
 the next command, a loop over up to 32 queued commands per dispatch): type-checked in CI (``[tool.mypy] files`` in ``pyproject.toml`` lists the same files; a test checks it),
@@ -40,6 +40,7 @@ from types import ModuleType
 #: The modules compiled, as paths under the ``storagelab`` package.
 MODULES: tuple[str, ...] = (
     "kernel/event_loop.py",
+    "kernel/event_queue.py",
     "kernel/composition.py",
     "kernel/station.py",
     "kernel/stages.py",

@@ -212,7 +212,7 @@ def _result(
         duration=duration,
         warmup=warmup,
         wall_seconds=wall,
-        events=next(ctx.env._eid),  # events scheduled (taking a number leaves their order as it is)
+        events=ctx.env._queue.scheduled,  # entries scheduled
         recorder=recorder,
         component_stats=comp_stats,
         source_stats=pl.DataFrame(src_rows),

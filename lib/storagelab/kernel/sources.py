@@ -281,7 +281,7 @@ class OpenSource(Source):
                 # declared a float: compiled, a numpy scalar time (a float subclass) is taken as a float, so the
                 # comparisons below give bools, not numpy's
                 t: float = env._now + gap()
-                if not shortcuts or not queue or queue[0][0] <= t:
+                if not shortcuts or queue.first() <= t or queue.empty():
                     self._schedule(t)
                     return
                 env._now = t  # nothing is scheduled before the next arrival: take it inline
@@ -292,7 +292,7 @@ class OpenSource(Source):
             t = env._now + gap()
             if t >= silent:  # rate_scale is 0 from here on: thinning would drop every later candidate
                 return
-            if not shortcuts or not queue or queue[0][0] <= t:
+            if not shortcuts or queue.first() <= t or queue.empty():
                 self._schedule(t)
                 return
             env._now = t
@@ -302,7 +302,7 @@ class OpenSource(Source):
         env = self.env
         ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [self._arrive], None, True
-        heappush(env._queue, (env._now + (t - env._now), NORMAL_PRIORITY, next(env._eid), ev))
+        env._queue.push(env._now + (t - env._now), NORMAL_PRIORITY, ev)
 
     # -- timed mode: latency known at arrival --------------------------------------------------------
     def _issue_timed(self) -> None:

@@ -33,7 +33,6 @@ from storagelab.kernel.component import (
     EventLike,
     Signal,
     completion_in,
-    heappush,
     heapreplace,
 )
 from storagelab.kernel.disciplines import Discipline, make_discipline
@@ -243,7 +242,7 @@ class Station(Component):
             self._retire(now)
         ev = Signal.__new__(Signal)
         ev.env, ev.callbacks, ev._value, ev._ok = env, [], io, True
-        heappush(env._queue, (now + (done - now), NORMAL_PRIORITY, next(env._eid), ev))
+        env._queue.push(now + (done - now), NORMAL_PRIORITY, ev)
         return ev
 
     # -- general path ----------------------------------------------------------------------------
@@ -266,7 +265,7 @@ class Station(Component):
         ev._ok = True
         ev._value = io
         ev.callbacks.insert(0, partial(self._departed, now + s, now - arrived, s))
-        heappush(env._queue, (now + s, NORMAL_PRIORITY, next(env._eid), ev))
+        env._queue.push(now + s, NORMAL_PRIORITY, ev)
 
     def _departed(self, end: float, wait: float, service: float, _ev: EventLike) -> None:
         self._busy -= 1
