@@ -196,20 +196,28 @@ class Settings:
 
 
 def candidate_run(
-    mix: WorkloadMix, c: Candidate, s: Settings, bound: str = "fit", *, early_stop: bool = True
+    mix: WorkloadMix,
+    c: Candidate,
+    s: Settings,
+    bound: str = "fit",
+    *,
+    early_stop: bool = True,
+    watch: tuple[Callable[[SimulationResult], bool], Sequence[float]] | None = None,
 ) -> Callable[[float, int], SimulationResult]:
     """One run of ``c`` (``bound``: a published curve's fit or band) under ``mix`` scaled by a multiplier,
     with a seed, as the headroom search makes it; ``early_stop``: ended by
-    :class:`~storagelab.analysis.headroom.ClearOutcome` once its outcome is clear."""
+    :class:`~storagelab.analysis.headroom.ClearOutcome` once its outcome is clear; ``watch``, instead:
+    ``(stop, checks)``, ``stop`` called with what the run measured so far at each of ``checks`` (fractions
+    of the measured time), ending the run where it returns True (``simulate``'s own arguments)."""
     _, placement = _topology(c, bound)
     levels = mix.service_levels(placement)
 
     def run(m: float, seed: int) -> SimulationResult:
         volumes, placement = _topology(c, bound)
         sources = mix.sources(volumes, placement, m)
-        stop = ClearOutcome(levels) if early_stop else None
+        stop, checks = watch or (ClearOutcome(levels) if early_stop else None, ClearOutcome.CHECKS)
         return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
-                        progress=False, stop=stop, checks=ClearOutcome.CHECKS)  # fmt: skip
+                        progress=False, stop=stop, checks=checks)  # fmt: skip
 
     return run
 

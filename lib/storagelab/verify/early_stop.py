@@ -31,10 +31,10 @@ from typing import Any
 
 import polars as pl
 
-from storagelab.analysis.comparison import Candidate, Settings, _topology, compare
+from storagelab.analysis.comparison import Candidate, Settings, _topology, candidate_run, compare
 from storagelab.analysis.headroom import _beyond_range
 from storagelab.analysis.workload_mix import WorkloadMix
-from storagelab.kernel.simulation import SimulationResult, simulate
+from storagelab.kernel.simulation import SimulationResult
 from storagelab.pipeline.params import load_params
 from storagelab.pipeline.schemas import CandidateSpec
 
@@ -63,10 +63,9 @@ def full_run(
                          "count": lv.count(res), "busiest": busiest, "beyond": beyond})  # fmt: skip
         return False  # never stops: the run goes to its end
 
-    volumes, placement = _topology(c, bound)
-    sources = mix.sources(volumes, placement, multiplier)
-    res = simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
-                   progress=False, stop=note if record else None, checks=SIXTEENTHS)  # fmt: skip
+    res = candidate_run(mix, c, s, bound, early_stop=False, watch=(note, SIXTEENTHS) if record else None)(
+        multiplier, seed
+    )
     if record:
         note(res)
     worst = max(lv.ratio(res) for lv in levels)
