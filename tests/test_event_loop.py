@@ -243,3 +243,37 @@ def test_components_and_sources_are_bound_to_the_kernels_environment_only():
         Station("q", Deterministic(1e-3)).bind(ctx)
     with pytest.raises(TypeError, match=r"source 'w'.*must be storagelab.kernel.Environment"):
         ClosedSource("w", Delay("d", 1e-3), FixedSampler(), workers=1).bind(ctx)
+
+
+@pytest.mark.parametrize("queue_class", ["EventQueue", "TupleEventQueue"])
+def test_both_event_queues_pop_by_time_then_priority_then_scheduling_order(queue_class):
+    """The native heap (what a compiled run uses) and heapq on tuples (a pure-Python run's) pop entries in
+    the order of ``sorted`` on (time, priority, scheduling number), pushes and pops interleaved, with many
+    ties in time (times drawn from eight values) and priority (-1, 0 and 1), and say when the next is due."""
+    import random
+
+    from storagelab.kernel import event_queue
+
+    rng = random.Random(7)
+    queue = getattr(event_queue, queue_class)()
+    pending: list[tuple[float, int, int]] = []
+    popped, expected = [], []
+    for n in range(5000):
+        time, priority = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]), rng.choice([-1, 0, 1])
+        queue.push(time, priority, n)
+        pending.append((time, priority, n))
+        if rng.random() < 0.45:
+            pending.sort()
+            assert queue.first() == pending[0][0]
+            time, _, n_first = pending.pop(0)
+            expected.append(n_first)
+            popped.append(queue.pop())
+            assert queue.time == time  # the popped entry's time
+    pending.sort()
+    while not queue.empty():
+        expected.append(pending.pop(0)[2])
+        popped.append(queue.pop())
+    assert popped == expected and len(popped) == 5000 and queue.scheduled == 5000
+    assert queue.first() == float("inf") and len(queue) == 0
+    with pytest.raises(IndexError):
+        queue.pop()
