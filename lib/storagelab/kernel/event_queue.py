@@ -57,17 +57,8 @@ class EventQueue:
         self.scheduled += 1
         entry = _Entry(time, key, item)
         heap = self._heap
-        pos = len(heap)
         heap.append(entry)
-        while pos > 0:  # up from the new leaf while the parent is later
-            up = (pos - 1) >> 1
-            parent = heap[up]
-            if time < parent.time or (time == parent.time and key < parent.key):
-                heap[pos] = parent
-                pos = up
-            else:
-                break
-        heap[pos] = entry
+        self._settle(entry, len(heap) - 1)
 
     def pop(self) -> Any:
         """Remove the earliest entry and return its item (its time is then :attr:`time`); raises
@@ -94,7 +85,15 @@ class EventQueue:
             heap[pos] = c
             pos = child
             child = 2 * pos + 1
-        t, k = last.time, last.key
+        self._settle(last, pos)
+        self.time = top.time
+        return top.item
+
+    def _settle(self, entry: _Entry, pos: int) -> None:
+        """Put ``entry`` in the heap at ``pos`` (a leaf, or the hole a pop left there) or above it, moving
+        each later parent down a level."""
+        heap = self._heap
+        t, k = entry.time, entry.key
         while pos > 0:
             up = (pos - 1) >> 1
             parent = heap[up]
@@ -103,9 +102,7 @@ class EventQueue:
                 pos = up
             else:
                 break
-        heap[pos] = last
-        self.time = top.time
-        return top.item
+        heap[pos] = entry
 
     def first(self) -> float:
         """The time (s) of the earliest entry; infinity when the queue is empty."""
