@@ -1,15 +1,16 @@
 """The compiled per-IO path: the modules every simulated IO crosses, compiled to C extensions by mypyc.
 
-:data:`MODULES` are the kernel's event loop and event queue, paths, stations, stages, sources and queue disciplines, the
-components of a replicated cluster (the Virtual SAN bench scenario's path), the flash model every SSD
-station calls per IO and the disk model every HDD station calls per IO (with its command queue's choice of
-the next command, a loop over up to 32 queued commands per dispatch): type-checked in CI (``[tool.mypy] files`` in ``pyproject.toml`` lists the same files; a test checks it),
-so their annotations say what they hold, which compiled code checks at run time. :func:`build` compiles
-them (``storagelab compile``; ``make`` does it when their sources change) into a folder of the environment
-(:func:`build_dir`), never into the source tree, with a manifest of the sources' SHA-256. When
-``storagelab.kernel``, ``storagelab.components`` and ``storagelab.devices`` are imported, :func:`activate`
-puts that folder first on their ``__path__`` if the manifest matches the
-sources there and this interpreter, so the compiled modules are imported instead of the ``.py`` files:
+:data:`MODULES` are the kernel's event loop and event queue, paths, stations, stages, sources and queue
+disciplines, the components of a replicated cluster (the Virtual SAN bench scenario's path), the flash model
+every SSD station calls per IO and the disk model every HDD station calls per IO (with its command queue's
+choice of the next command, a loop over up to 32 queued commands per dispatch): type-checked in CI
+(``[tool.mypy] files`` in ``pyproject.toml`` lists the same files; a test checks it), so their annotations say
+what they hold, which compiled code checks at run time. :func:`build` compiles them (``storagelab compile``;
+``make`` does it when their sources change) into a folder of the environment (:func:`build_dir`), never into
+the source tree, with a manifest of the sources' SHA-256. When ``storagelab.kernel``,
+``storagelab.components`` and ``storagelab.devices`` are imported, :func:`activate` puts that folder first on
+their ``__path__`` if the manifest matches the sources there and this interpreter, so the compiled modules are
+imported instead of the ``.py`` files:
 
 - the same results: the compiled modules are the same source, run in the same order with the same floats
   (a test runs scenarios both ways and compares every IO count and mean; CI runs the whole suite, the
