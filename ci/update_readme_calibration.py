@@ -38,17 +38,22 @@ def envelope_block() -> str:
 
     table = pl.read_csv(ENVELOPE_CSV)
     within, counted = envelope.headline(table)
+    apart = envelope.set_apart(table)
+    statements = {r["statement"]: r for r in envelope.statements(table).iter_rows(named=True)}
     lines = [
-        f"**Out of study: {within} of {counted} informative envelope claims within tolerance** "
-        f"({100 * within / counted:.1f} %; {table.height - counted} set apart: insensitive or derived).",
+        f"**Out of study: {within} of {counted} informative envelope statements within tolerance** "
+        f"({100 * within / counted:.1f} %; {sum(apart.values())} set apart: "
+        + ", ".join(f"{n} {why}" for why, n in apart.items())
+        + ").",
         "",
-        "| claim | family | published | model | within | counted |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| claim | statement | family | published | model | within | counted |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     lines += [
-        f"| {r['claim']} | {r['family']} | {r['published']} {r['unit']} ({r['reading']}) | {envelope._number(r['model'])} | "
+        f"| {r['claim']} | {r['statement'] if r['statement'] != r['claim'] else '(itself)'} | {r['family']} | "
+        f"{r['published']} {r['unit']} ({r['reading']}) | {envelope._number(r['model'])} | "
         f"{'yes' if r['within'] else 'no'} | "
-        f"{'yes' if r['role'] == 'predicted' and r['sensitive'] else 'no: ' + ('derived' if r['role'] == 'derived' else 'insensitive')} |"
+        f"{'yes' if statements[r['statement']]['counted'] else 'no: ' + statements[r['statement']]['set_apart']} |"
         for r in table.iter_rows(named=True)
     ]
     return f"{ENV_START}\n" + "\n".join(lines) + f"\n{ENV_END}"

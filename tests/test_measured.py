@@ -306,7 +306,7 @@ def test_the_fit_subset_is_qd1_and_saturated_pure_random_jobs():
 def test_tolerances_are_the_calibrations():
     assert tolerance("iops", "IOPS", 1000) == 150
     assert math.isclose(tolerance("lat_mean", "us", 5000), 1000)  # 20 % = 1 ms
-    assert math.isclose(tolerance("lat_mean", "us", 2000), 1000)  # 1 ms floor from 1 ms up
+    assert math.isclose(tolerance("lat_mean", "us", 2000), 400)  # relative everywhere: no 1 ms floor
     assert math.isclose(
         tolerance("lat_mean", "ms", 0.4349, digit=1e-4), calibration_tolerance(0.4349, "ms", fine=1e-4)
     )

@@ -10,19 +10,23 @@ which passes only when every one of its points does. The rules (also in the READ
   the simulated value is an arithmetic consequence of the inputs, not of the simulation (shown, never
   counted); ``predicted`` otherwise.
 - **conflicts**: a two-sided point whose row belongs to a ``conflict_group`` is scored against the range
-  the group's two-sided values of the same metric span (each end with its tolerance), not against one
-  side; a bound in a group is its own row's bound (an at-least is never read against the group's low end).
+  the group's two-sided values of the same metric span (an end that is a single stated value with its
+  tolerance, an end of a stated range without), not against one side; a bound in a group is its own
+  row's bound (an at-least is never read against the group's low end).
 - **failures**: a replication that raises, saturates or returns a missing or non-finite value makes the
   point fail, with the reason in ``note``; nothing leaves the denominator.
-- **bounds**: "over" / "under" / "sub-millisecond" are checked as the bound, with no tolerance added.
+- **bounds**: "at least" / "under" / "up to" / "sub-millisecond" are checked as the bound, with no
+  tolerance added.
+- **"over X" in a results sentence** (qualifier ``over``) is a measured value just above X, not an open
+  bound: the study's own sums treat it as a point ("peaks at over 39,500 IOPS with 64 VMs. An improvement
+  of 232% or 22,500 IOPS over hybrid", seed 001). It is scored from X up to X plus its tolerance.
 - **ranges**: a point whose document gives a range (two rows, ``range-low`` and ``range-high``) is scored
-  against the range, each end with its tolerance.
+  against the range itself: the range is the band, with no tolerance added to its ends.
 - **readings**: a row is read as its ``qualifier`` states (:data:`READINGS`), the same in every study;
   a claim file cannot override it.
-- **tolerances** (the project's, the same for every point): IOPS and MB/s within ±15 %; latencies and
-  durations of 1 ms or more within ±20 % or ±1 ms, whichever is wider; a latency under 1 ms (or stated in
-  microseconds) within ±20 % or one unit of the last digit the document states, whichever is wider (a
-  1 ms floor would accept anything under a millisecond); percentages within ±5 points.
+- **tolerances** (the project's, the same for every point, relative everywhere): IOPS and MB/s within
+  ±15 %; latencies and durations within ±20 % or one unit of the last digit the document states,
+  whichever is wider (no absolute floor: a ±1 ms floor gave 1.075 ms ±93 %); percentages within ±5 points.
 - **sensitivity**: every scenario also runs with the presets' capacity-setting parameters that are not
   fitted (document, datasheet, device physics, assumption) scaled by 0.5 and by 2
   (:func:`storagelab.provenance.capacity_scale`); fitted ones are held at their fitted values, as a refit
@@ -46,11 +50,11 @@ from storagelab.kernel.replications import interval
 from storagelab.provenance import capacity_scale
 from storagelab.published import datasets, units
 
-COMPARISONS = ("two-sided", "at-least", "at-most")
+COMPARISONS = ("two-sided", "at-least", "at-most", "just-over")
 #: How a ``datasets/`` row's ``qualifier`` is read: the only reading of it a point may make.
 READINGS = {
     "exact": "two-sided", "approx": "two-sided", "range-low": "two-sided", "range-high": "two-sided",
-    "at-least": "at-least", "at-most": "at-most",
+    "at-least": "at-least", "at-most": "at-most", "over": "just-over",
 }  # fmt: skip
 #: Capacity scale factors of the sensitivity check.
 SENSITIVITY_FACTORS = (0.5, 2.0)
@@ -58,18 +62,14 @@ SENSITIVITY_FACTORS = (0.5, 2.0)
 
 def tolerance(value: float, unit: str, *, fine: float | None = None) -> float:
     """The project's tolerance, the same for every published or measured value: allowed |model - value|
-    in ``unit`` (a :data:`storagelab.published.units.UNITS` symbol). Percentages ±5 points; times in s, ms
-    or us ±20 % or ±1 ms, whichever is wider, except that ``fine`` (one unit of the last digit stated, in
-    ``unit``) replaces the 1 ms floor for a latency under 1 ms or stated in microseconds; other times ±20 %;
+    in ``unit`` (a :data:`storagelab.published.units.UNITS` symbol). Relative everywhere: percentages ±5
+    points; times ±20 %, or ``fine`` (one unit of the last digit stated, in ``unit``) where that is wider;
     everything else (IOPS, MB/s, counts, ratios) ±15 %."""
     v = abs(value)
     if unit == "%":
         return 5.0
     if units.unit(unit).quantity == "time":
-        if unit not in ("ms", "us", "s"):
-            return 0.2 * v
-        floor = fine if fine is not None else units.convert(1.0, "ms", unit)
-        return max(0.2 * v, floor)
+        return max(0.2 * v, fine or 0.0)
     return 0.15 * v
 
 
@@ -93,7 +93,8 @@ class Point:
     """A published number a model is checked against: ``row_id`` in ``datasets/`` (its value, unit and
     source), shown in ``unit`` (a latency is shown in ms; other times keep the document's unit).
     ``comparison`` is the row's reading (:data:`READINGS` of its ``qualifier``): ``at-least``/``at-most``
-    when the document states a bound, else ``two-sided``; a claim file cannot read a row otherwise.
+    when the document states a bound, ``just-over`` for "over X" in a results sentence, else
+    ``two-sided``; a claim file cannot read a row otherwise.
     ``case`` tells apart several checks of one row; ``claim`` names the published statement when it
     is not the row itself or its conflict group (e.g. a table's per-tile rows and total);
     ``range_with``: the row of the range's other end, when the document gives a range;
@@ -151,7 +152,8 @@ class Point:
 
     @property
     def comparison(self) -> str:
-        """``at-least``, ``at-most`` or ``two-sided``: the row's qualifier read by :data:`READINGS`."""
+        """``at-least``, ``at-most``, ``just-over`` or ``two-sided``: the row's qualifier read by
+        :data:`READINGS`."""
         q = self.row["qualifier"]
         try:
             return READINGS[q]
@@ -167,8 +169,10 @@ class Point:
     @property
     def published_range(self) -> tuple[float, float]:
         """(low, high) of the values this point is scored against: the row's own value (always, for a
-        bound), the range it ends (``range_with``), or the span of the two-sided values its conflict group
-        gives for the same metric."""
+        bound), X to X plus its tolerance for "over X" (``just-over``), the range it ends (``range_with``),
+        or the span of the two-sided values its conflict group gives for the same metric."""
+        if self.comparison == "just-over":
+            return self.published, self.published + self.tolerance(self.published)
         if self.range_with:
             other = _in_unit(published_rows()[self.range_with], self.unit)
             return min(self.published, other), max(self.published, other)
@@ -189,13 +193,12 @@ class Point:
     def tolerance(self, value: float | None = None) -> float:
         """Allowed |simulated - published| in this point's unit, around ``value`` (default: published)."""
         pub = self.published if value is None else value
-        time = units.unit(self.unit).quantity == "time" and self.unit in ("ms", "us", "s")
-        fine = time and (self.row["unit"] == "us" or units.convert(abs(pub), self.unit, "ms") < 1.0)
-        return tolerance(pub, self.unit, fine=self.stated_precision() if fine else None)
+        time = units.unit(self.unit).quantity == "time"
+        return tolerance(pub, self.unit, fine=self.stated_precision() if time else None)
 
     def stated_precision(self) -> float:
         """One unit in the last place the document states the row's value to (``0.4349`` ms: 0.0001 ms;
-        ``85`` us: 1 us), in this point's unit: the floor of a sub-millisecond latency's tolerance."""
+        ``85`` us: 1 us; ``5`` min: 1 min), in this point's unit: the floor of a time's tolerance."""
         exponent = Decimal(repr(float(self.row["value"]))).normalize().as_tuple().exponent
         return units.convert(10.0 ** min(int(exponent), 0), self.row["unit"], self.unit)
 
@@ -208,7 +211,32 @@ class Point:
             return simulated >= lo
         if self.comparison == "at-most":
             return simulated <= hi
-        return lo - self.tolerance(lo) <= simulated <= hi + self.tolerance(hi)
+        if self.comparison == "just-over":
+            return lo <= simulated <= hi
+        lo_end, hi_end = self.range_ends()
+        return (
+            (lo if lo_end else lo - self.tolerance(lo))
+            <= simulated
+            <= (hi if hi_end else hi + self.tolerance(hi))
+        )
+
+    def range_ends(self) -> tuple[bool, bool]:
+        """Whether the low and the high end of :attr:`published_range` are ends of a range the document
+        states (a ``range-low`` or ``range-high`` row): such an end is the band's own edge, with no
+        tolerance added; an end that is a single stated value gets its tolerance."""
+        if self.comparison != "two-sided":
+            return False, False
+        if self.range_with:
+            return True, True
+        lo, hi = self.published_range
+        group = self.row["conflict_group"]
+        rows = [r for r in published_rows().values() if group and r["conflict_group"] == group] or [self.row]
+        ends = {
+            _in_unit(r, self.unit)
+            for r in rows
+            if r["metric"] == self.metric and r["qualifier"] in ("range-low", "range-high")
+        }
+        return lo in ends, hi in ends
 
     def error(self, simulated: float) -> float:
         """Simulated minus the nearest published value of the range (0 inside it)."""

@@ -27,12 +27,12 @@ CHECKED = ("iops", "lat_mean")
 
 def tolerance(metric: str, unit: str, value: float, digit: float = 0.0) -> float:
     """Allowed |predicted - measured| for a measured ``value`` in ``unit``: the calibration's rule
-    (:func:`storagelab.calibration.claims.tolerance`): rates ±15 %; latencies (unit ``us`` or ``ms``) ±20 % or
-    ±1 ms from 1 ms up, and ±20 % or ``digit`` (one unit of the last stated digit, in ``unit``) under 1 ms."""
+    (:func:`storagelab.calibration.claims.tolerance`), relative everywhere: rates ±15 %; latencies (unit
+    ``us`` or ``ms``) ±20 % or ``digit`` (one unit of the last stated digit, in ``unit``), whichever is
+    wider."""
     if unit not in ("IOPS", "MB/s", "us", "ms"):
         raise ValueError(f"no tolerance for metric {metric!r} in unit {unit!r}")
-    sub_ms = unit in ("us", "ms") and (value / 1e3 if unit == "us" else value) < 1.0
-    return claims.tolerance(value, unit, fine=digit if sub_ms else None)
+    return claims.tolerance(value, unit, fine=digit if unit in ("us", "ms") else None)
 
 
 def predict(

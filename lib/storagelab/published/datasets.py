@@ -47,7 +47,7 @@ TITLES: dict[str, str] = {
 }
 
 KINDS = ("measured", "vendor-claim", "derived", "rule-of-thumb", "configuration")
-QUALIFIERS = ("exact", "approx", "at-least", "at-most", "range-low", "range-high")
+QUALIFIERS = ("exact", "approx", "at-least", "at-most", "over", "range-low", "range-high")
 
 _TEXT = (
     "system",

@@ -3,18 +3,28 @@ not in the five studies (``datasets/envelope.csv``: vendor blogs and specificati
 independent write-ups; each row with its address, a verbatim quote and its conditions).
 
 Each claim builds the preset as closely as it allows to the source's configuration (overrides for hosts,
-drives, processors, protection) and runs the workload the source states, or, where the source does not
-state one, the workload written in :data:`CLAIMS` before the claims were run. Two protocols were corrected
-once after the first run, because they measured the workload's concurrency rather than the system's
-maximum (:data:`SATURATING_PER_HOST`, :func:`_per_busy_second`, and the sustained write log of the 70/30
-claim), and the vSAN 6.0 claims were rebuilt with the four drives per host their source states (they had
-the launch test's seven): each says what the first run gave. Claims are read and scored by
-the calibration's rules (:data:`storagelab.calibration.claims.READINGS`,
-:func:`storagelab.calibration.claims.tolerance`); none is ever fitted on. A claim whose published figure
-is an input of the preset (a parameter computed from it) is ``derived`` and not counted; a claim that
-passes with the preset's non-fitted capacities halved and doubled too (the calibration's sensitivity
-check, :data:`storagelab.calibration.claims.SENSITIVITY_FACTORS`) is ``insensitive`` and not counted either:
-it would pass whatever the hardware did.
+drives, processors, protection) and measures what the source's figure measures:
+
+- a sizing rule of thumb for a drive's IOPS is defined at one IO outstanding, 1 / (seek + half a
+  rotation): one drive, one IO outstanding (:func:`_drive_iops`), never a queue the drive may reorder;
+- a table "measured at 100 % DDM utilization" is a rank's disk operations with every drive busy
+  (:func:`_ds5020_rank_at_full_busy`: the fewest IOs outstanding that keep each drive busy 99 % of the
+  time), and the host IOs the same table derives from it at 40 % busy are one statement with it;
+- a vendor's maximum is the system saturated (:data:`SATURATING_PER_HOST`).
+
+A round-3 protocol, "IOs per busy second" over a RAID set with one IO outstanding per drive, was chosen
+after a first run missed; it measured neither. Claims are read and scored by the calibration's rules
+(:data:`storagelab.calibration.claims.READINGS`, :func:`storagelab.calibration.claims.tolerance`: a bound
+as stated, "over X" from X to X plus its tolerance, a range as the band, a single value or two sources in
+conflict with the tolerance at each end); none is ever fitted on.
+
+Rows that state one thing are one **statement** (``EnvelopeClaim.statement``): two rows relaying one test,
+one sentence giving two operating points, a table's values that are arithmetic on one measured row. A
+statement is within tolerance only when every one of its claims is. A claim whose published figure is an
+input of the preset (a parameter computed from it) is ``derived``; one whose conditions the source does not
+state, where the choice decides the result, is ``unscorable`` (``why`` says what is missing); a claim that
+passes with the preset's non-fitted capacities halved and doubled too (the calibration's sensitivity check,
+:data:`storagelab.calibration.claims.SENSITIVITY_FACTORS`) is ``insensitive``. None of the three is counted.
 
 The out-of-study figure (:func:`headline`) is reported beside the in-study one, never added to it.
 """
@@ -34,7 +44,7 @@ from storagelab.architectures.capacities import stations_and_links
 from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import READINGS, SENSITIVITY_FACTORS, tolerance
 from storagelab.kernel.station import Station
-from storagelab.provenance import capacity_scale
+from storagelab.provenance import Param, capacity_scale
 from storagelab.published.datasets import dataset_dir
 from storagelab.workloads.access_spec import AccessSpec
 from storagelab.workloads.application import ApplicationWorkload, Stream
@@ -64,12 +74,18 @@ def rows(directory: Path | None = None) -> dict[str, dict[str, str]]:
     return out
 
 
+#: The roles an envelope claim may have: only ``predicted`` claims are counted.
+ROLES = ("predicted", "derived", "unscorable")
+
+
 @dataclass(frozen=True)
 class EnvelopeClaim:
     """One published quantity: ``rows`` (the rows stating it: two for a range or two sources in conflict),
     the ``family`` and ``preset`` it checks, how the preset is built and run (``build``, in words), the
-    model's value (``measure(seed, quick)``, in the rows' unit) and its ``role``: ``predicted`` or
-    ``derived`` (the figure is an input of the preset)."""
+    model's value (``measure(seed, quick)``, in the rows' unit) and its ``role``: ``predicted``,
+    ``derived`` (the figure is an input of the preset) or ``unscorable`` (the source leaves unstated a
+    condition that decides the result; ``why`` says which). ``statement`` names the published statement
+    when several claims state one thing (default: the claim itself)."""
 
     claim: str
     family: str
@@ -79,6 +95,15 @@ class EnvelopeClaim:
     measure: Callable[[int, bool], float]
     role: str = "predicted"
     why: str = ""
+    statement: str = ""
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(
+                f"envelope claim {self.claim!r}: role {self.role!r} (allowed: {', '.join(ROLES)})"
+            )
+        if self.role != "predicted" and not self.why:
+            raise ValueError(f"envelope claim {self.claim!r}: a {self.role} claim says why")
 
 
 def _iops(topo: Topology, workload: ApplicationWorkload, seed: int, quick: bool, duration: float) -> float:
@@ -96,14 +121,9 @@ def _iops(topo: Topology, workload: ApplicationWorkload, seed: int, quick: bool,
 SATURATING_PER_HOST = 256
 
 
-def _per_busy_second(topo: Topology, result: object) -> float:
-    """IOs each drive completes per second of its busy time (its IOPS at 100 % utilisation), averaged
-    over the topology's drives: what a drive's or rank's rated IOPS 'at 100 % busy' means. (A first run
-    counted IOPS with one IO outstanding per drive, which leaves drives idle when random IOs pile up on
-    some of them: 129 per 15K drive, 910 per RAID-5 rank.)"""
-    done = topo.role_stats(result, "drives", "throughput_iops")["value"]
-    busy = topo.role_stats(result, "drives", "utilisation")["value"]
-    return float((done / busy).mean())
+#: The busy share of every drive that stands for '100 % DDM utilization': the fewest IOs outstanding per
+#: drive for which each drive of a rank is busy at least this share of the time.
+FULL_BUSY = 0.99
 
 
 def _vsan_cluster(
@@ -134,22 +154,40 @@ def _vsan_all_flash_per_host(seed: int, quick: bool) -> float:
     return _iops(topo, load, seed, quick, 0.05) / 4
 
 
-def _ds5020_rank(seed: int, quick: bool) -> float:
-    """An eight-drive RAID-5 (7+P) volume of the DS5020's 15K drives behind its controller, 4 KiB random
-    reads with one IO outstanding per drive, over the whole volume (no cache benefit)."""
+def _ds5020_rank_at_full_busy(seed: int, quick: bool) -> float:
+    """Disk operations per second of an eight-drive RAID-5 (7+P) rank of the DS5020's 15K drives with no
+    cache benefit, 4 KiB random reads, at '100 % DDM utilization': the rank's RAID set with no controller
+    cache in front, with the fewest IOs outstanding per drive (1, 2, 3, ...) for which every drive is busy
+    :data:`FULL_BUSY` of the time (the drives' own command queues order what is queued, as the preset's
+    drives do)."""
     from storagelab.architectures.parameters import ParamSet
     from storagelab.studies.ds5020.preset import _Volumes, params
 
-    p = ParamSet("DS5020 Express, one RAID-5 rank", params(8), {})
-    build = _Volumes(p, 8, 1)
-    volume = build.volume("rank", "RAID-5", 8)
-    p.check_all_read = lambda: None  # one volume reads only part of the tile layout's parameters
-    drives = [c for c in stations_and_links([volume]) if isinstance(c, Station)]
-    topo = Topology("DS5020 RAID-5 7+P", {"rank": volume}, p, roles={"drives": drives})
-    span = int(7 * p.device("drive").capacity)
+    def build() -> tuple[Topology, int]:
+        p = ParamSet("DS5020 Express, one RAID-5 rank", params(8), {})
+        rank = _Volumes(p, 8, 1).raid_set("rank", "RAID-5", 8)
+        p.check_all_read = lambda: None  # one rank reads only part of the tile layout's parameters
+        drives = [c for c in stations_and_links([rank]) if isinstance(c, Station)]
+        topo = Topology("DS5020 RAID-5 7+P, no cache", {"rank": rank}, p, roles={"drives": drives})
+        return topo, int(rank.layout.usable_capacity(p.device("drive").capacity))
+
     times = {"duration": 2.0, "warmup": 0.5} if quick else {"duration": 8.0, "warmup": 2.0}
-    result = topo.run(corner_workload(READ_4K, ["rank"], span, 8), seed=seed, **times)
-    return 8 * _per_busy_second(topo, result)
+    for per_drive in range(1, 33):
+        topo, span = build()
+        result = topo.run(corner_workload(READ_4K, ["rank"], span, 8 * per_drive), seed=seed, **times)
+        if float(topo.role_stats(result, "drives", "utilisation")["value"].min()) >= FULL_BUSY:
+            break
+    return float(topo.role_stats(result, "drives", "throughput_iops")["value"].sum())
+
+
+def _ds5020_rule_of_thumb_rank(seed: int, quick: bool) -> float:
+    """The IBM sizing rule's eight-drive RAID-5 (7+P) array: the rule multiplies a drive's rule-of-thumb
+    IOPS (one IO outstanding, :func:`_single_drive_qd1`) by the array's seven data drives, as its range
+    1,155-1,400 is 7 x 165-200 (the per-drive values are on the page before, which the row's reader did
+    not see); measured as the DS5020's 15K drive at one IO outstanding, times seven."""
+    from storagelab.studies.ds5020.preset import params
+
+    return 7 * _single_drive_qd1(params(8)["drive"], seed, quick)
 
 
 #: IBM's recommended drive utilisation in the DS6000 table (host IOs per second per rank 'at the recommended
@@ -188,20 +226,30 @@ def _ds5020_rank_host_io(level: str, read_pct: int) -> Callable[[int, bool], flo
     return measure
 
 
+def _single_drive_qd1(drive: Param, seed: int, quick: bool) -> float:
+    """IOPS of one drive (``drive``: a preset's device parameter, so the sensitivity check scales it as the
+    preset does) with one IO outstanding: 4 KiB random reads over the whole drive, so each IO costs a seek,
+    on average half a rotation and its transfer. This is what a rule of thumb for a drive's IOPS means:
+    1 / (average seek + average rotational latency)."""
+    from storagelab.architectures.parameters import ParamSet
+
+    p = ParamSet(f"one {drive.value} drive", {"drive": drive}, {})
+    station = Station("drive", p.device("drive"))
+    topo = Topology(f"one {drive.value} drive", {"drive": station}, p, roles={"drives": [station]})
+    span = int(p.device("drive").capacity)
+    times = {"duration": 4.0, "warmup": 0.5} if quick else {"duration": 16.0, "warmup": 2.0}
+    result = topo.run(corner_workload(READ_4K, ["drive"], span, 1), seed=seed, **times)
+    return float(result.summary()["iops"].sum())
+
+
 def _drive_iops(drive: str) -> Callable[[int, bool], float]:
-    """IOPS per drive of the PS6100 built with ``drive`` at 100 % busy (:func:`_per_busy_second`): 4 KiB
-    random reads, one IO outstanding per drive, over the whole RAID-10 volume."""
+    """IOPS per drive of the PS6100 built with ``drive`` by the rule of thumb's definition: one drive, one
+    IO outstanding (:func:`_single_drive_qd1`)."""
 
     def measure(seed: int, quick: bool) -> float:
         from storagelab.studies.ilio.preset import equallogic
 
-        topo = equallogic(drive=drive)
-        n = int(topo.params["drives"].value)
-        span = int(n // 2 * topo.params.device("drive").capacity)
-        times = {"duration": 2.0, "warmup": 0.5} if quick else {"duration": 8.0, "warmup": 2.0}
-        return _per_busy_second(
-            topo, topo.run(corner_workload(READ_4K, ["vdi"], span, n), seed=seed, **times)
-        )
+        return _single_drive_qd1(equallogic(drive=drive).params.declared()["drive"], seed, quick)
 
     return measure
 
@@ -244,8 +292,16 @@ def _nexgen_50_50(seed: int, quick: bool) -> float:
     streams = tuple(
         Stream(f"4K {v}", v, spec, 50 << 30, workers=64, outstanding=1) for v in ("oltp", "exchange")
     )
-    return _iops(topo, ApplicationWorkload("4K 50/50", streams), seed, quick, 0.3)
+    times = {"duration": 0.3, "warmup": 0.075} if quick else {"duration": 1.2, "warmup": 0.3}
+    result = topo.run(ApplicationWorkload("4K 50/50", streams), seed=seed, **times)
+    return float(result.summary()["iops"].sum())  # both LUNs: the array's IOPS
 
+
+#: One sentence gives both launch-test points: 'scaled from 253 K IOPS with four nodes to 2 million with 32'.
+_VSAN_LAUNCH = "vSAN 5.5 hybrid launch test, 4 to 32 hosts, 100 % read, FTT=0"
+#: The DS6000 Redbook's Table B-3: the rank's measured disk operations and the host IOs it derives from them
+#: by arithmetic (1,700 x 0.4 / (read share + write share x RAID penalty)): one statement.
+_IBM_TABLE = "IBM DS6000 Table B-3, 8 x 15K rank (7+P and 4+4)"
 
 _VSAN_BUILD = ("Virtual SAN 5.5 hybrid preset with the launch test's hosts (2 x E5-2650 v2, 8 cores at 2.6 GHz, "
                "7 x 10K), data in the read cache, 4 KiB random, saturating")  # fmt: skip
@@ -253,11 +309,14 @@ _VSAN_BUILD = ("Virtual SAN 5.5 hybrid preset with the launch test's hosts (2 x 
 #: The envelope claims, written before they were run.
 CLAIMS: tuple[EnvelopeClaim, ...] = (
     EnvelopeClaim("vSAN 5.5 hybrid, 32 hosts, 100 % read, FTT=0", "Virtual SAN 5.5 hybrid",
-                  ("env-vsan55-hybrid-32host-read-iops-vmwblog",), "Virtual SAN 5.5, hybrid Xeon E5 v2",
-                  _VSAN_BUILD + "; 32 hosts, one copy", lambda s, q: _vsan_cluster(32, 1, 100, s, q)),
+                  ("env-vsan55-hybrid-32host-read-iops-vmwblog", "env-vsan55-hybrid-32host-read-iops-nwc"),
+                  "Virtual SAN 5.5, hybrid Xeon E5 v2",
+                  _VSAN_BUILD + "; 32 hosts, one copy", lambda s, q: _vsan_cluster(32, 1, 100, s, q),
+                  statement=_VSAN_LAUNCH),
     EnvelopeClaim("vSAN 5.5 hybrid, 4 hosts, 100 % read, FTT=0", "Virtual SAN 5.5 hybrid",
                   ("env-vsan55-hybrid-4host-read-iops-nwc",), "Virtual SAN 5.5, hybrid Xeon E5 v2",
-                  _VSAN_BUILD + "; 4 hosts, one copy", lambda s, q: _vsan_cluster(4, 1, 100, s, q)),
+                  _VSAN_BUILD + "; 4 hosts, one copy", lambda s, q: _vsan_cluster(4, 1, 100, s, q),
+                  statement=_VSAN_LAUNCH),
     EnvelopeClaim("vSAN 6.0 hybrid, 64 hosts, 100 % read", "Virtual SAN 5.5 hybrid",
                   ("env-vsan60-hybrid-64host-read-iops",), "Virtual SAN 5.5, hybrid Xeon E5 v2",
                   _VSAN_BUILD + "; 64 hosts with four 10K drives each, as the source states, one copy (a vSAN "
@@ -268,45 +327,53 @@ CLAIMS: tuple[EnvelopeClaim, ...] = (
                   _VSAN_BUILD + "; 64 hosts with four 10K drives each, as the source states (first run with the "
                   "launch test's seven: 709,733 IOPS), two copies (FTT=1, the default policy; not stated), 70 % "
                   "reads, the write log at its congestion limit (sustained)",
-                  lambda s, q: _vsan_cluster(64, 2, 70, s, q, drives_per_host=4)),
+                  lambda s, q: _vsan_cluster(64, 2, 70, s, q, drives_per_host=4), role="unscorable",
+                  why="the source gives neither the failures to tolerate nor the working set, and they decide "
+                  "the result: one copy or two, and data in the read cache or on the drives, move it about "
+                  "sevenfold"),
     EnvelopeClaim("vSAN all-flash, IOPS per host", "Virtual SAN all-flash",
                   ("env-vsan60-af-per-host-claim-techtarget",), "Virtual SAN 5.5, all-flash NVMe",
                   "the study's all-flash preset, one copy, 4 KiB random reads, saturating; per host",
-                  _vsan_all_flash_per_host),
+                  _vsan_all_flash_per_host, role="unscorable",
+                  why="'can reach 90,000 IOPS per host' states no IO size, read share, protection or host, and "
+                  "'can reach' is a ceiling under conditions the source does not give"),
     EnvelopeClaim("8 x 15K RAID-5 (7+P), IBM sizing rule", "DS5020/DS3950",
                   ("env-ibm-sanbp-15k-r5-7p-iops-low", "env-ibm-sanbp-15k-r5-7p-iops-high"), "DS5020 Express",
-                  "one RAID-5 7+P volume of the DS5020's 15K drives, 4 KiB random reads, at 100 % drive busy",
-                  _ds5020_rank),
+                  "a rule of thumb: seven data drives times one DS5020 15K drive's IOPS at one IO outstanding, "
+                  "4 KiB random reads over the whole drive", _ds5020_rule_of_thumb_rank),
     EnvelopeClaim("8 x 15K RAID-5 (7+P) rank at 100 % busy, IBM DS6000 table", "DS5020/DS3950",
                   ("env-ibm-ds6000-15k-r5-7p-disk-ops",), "DS5020 Express",
-                  "the same volume and workload", _ds5020_rank),
+                  "one RAID-5 7+P rank of the DS5020's 15K drives with no controller cache, 4 KiB random reads, "
+                  "the fewest IOs outstanding that keep every drive 99 % busy; the rank's disk operations",
+                  _ds5020_rank_at_full_busy, statement=_IBM_TABLE),
     EnvelopeClaim("8 x 15K RAID-5 (7+P), 70 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
                   ("env-ibm-ds6000-15k-r5-7p-host-io-70r",), "DS5020 Express",
                   "one RAID-5 7+P rank of the DS5020's 15K drives with no controller cache, 4 KiB random 70 % reads, "
                   "one IO outstanding per drive; host IOPS scaled to 40 % drive busy",
-                  _ds5020_rank_host_io("RAID-5", 70)),
+                  _ds5020_rank_host_io("RAID-5", 70), statement=_IBM_TABLE),
     EnvelopeClaim("8 x 15K RAID-5 (7+P), 50 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
                   ("env-ibm-ds6000-15k-r5-7p-host-io-50r",), "DS5020 Express",
-                  "the same rank, 50 % reads", _ds5020_rank_host_io("RAID-5", 50)),
+                  "the same rank, 50 % reads", _ds5020_rank_host_io("RAID-5", 50), statement=_IBM_TABLE),
     EnvelopeClaim("8 x 15K RAID-10 (4+4), 70 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
                   ("env-ibm-ds6000-15k-r10-4p4-host-io-70r",), "DS5020 Express",
                   "one RAID-10 4+4 rank of the same drives, no controller cache, 4 KiB random 70 % reads, one IO "
                   "outstanding per drive; host IOPS scaled to 40 % drive busy",
-                  _ds5020_rank_host_io("RAID-10", 70)),
+                  _ds5020_rank_host_io("RAID-10", 70), statement=_IBM_TABLE),
     EnvelopeClaim("8 x 15K RAID-10 (4+4), 50 % read, host IOs at 40 % busy, IBM DS6000 table", "DS5020/DS3950",
                   ("env-ibm-ds6000-15k-r10-4p4-host-io-50r",), "DS5020 Express",
-                  "the same rank, 50 % reads", _ds5020_rank_host_io("RAID-10", 50)),
+                  "the same rank, 50 % reads", _ds5020_rank_host_io("RAID-10", 50), statement=_IBM_TABLE),
     EnvelopeClaim("IOPS per 15K drive, PS Series sizing", "EqualLogic PS6100",
                   ("env-eql-ps-15k-iops-per-drive", "env-generic-15k-iops-per-drive"), "EqualLogic PS6100E",
-                  "the PS6100 preset with 15K drives (drive='15K FC/SAS'), 4 KiB random reads, one per drive",
+                  "one 15K drive of the PS6100 preset (drive='15K FC/SAS'), 4 KiB random reads, one outstanding",
                   _drive_iops("15K FC/SAS")),
     EnvelopeClaim("IOPS per 10K drive, rule of thumb", "EqualLogic PS6100",
                   ("env-generic-10k-iops-per-drive",), "EqualLogic PS6100E",
-                  "the PS6100 preset with 10K drives (drive='10K SAS'), 4 KiB random reads, one per drive",
+                  "one 10K drive of the PS6100 preset (drive='10K SAS'), 4 KiB random reads, one outstanding",
                   _drive_iops("10K SAS")),
     EnvelopeClaim("IOPS per 7.2K NL-SAS drive, rule of thumb", "EqualLogic PS6100",
                   ("env-generic-7200-nlsas-iops-per-drive",), "EqualLogic PS6100E",
-                  "the PS6100E preset as it is, 4 KiB random reads, one per drive", _drive_iops("7.2K NL-SAS")),
+                  "one NL-SAS drive of the PS6100E preset as it is, 4 KiB random reads, one outstanding",
+                  _drive_iops("7.2K NL-SAS")),
     EnvelopeClaim("VPLEX Local write overhead (metro node guidance)", "VPLEX",
                   ("env-vplex-local-overhead-metronode",), "VPLEX Local + XtremIO",
                   "VPLEX Local minus XtremIO alone, 4 KiB random writes, 8 workers at QD1",
@@ -341,14 +408,21 @@ def _number(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def _band(values: list[float], unit: str, reading: str) -> tuple[float, float]:
-    """What the calibration's :meth:`~storagelab.calibration.claims.Point.passes` accepts: a bound as
-    stated (no tolerance), a two-sided value or range widened by :func:`tolerance` at each end."""
+def _band(values: list[float], unit: str, qualifiers: list[str]) -> tuple[float, float]:
+    """What the calibration's :meth:`~storagelab.calibration.claims.Point.passes` accepts for rows with
+    ``values`` and ``qualifiers``: a bound as stated (no tolerance); "over X" from X to X plus its tolerance;
+    a range (``range-low``/``range-high`` rows) as the band itself; a single value, or the values of sources
+    in conflict, widened by :func:`tolerance` at each end."""
     lo, hi = min(values), max(values)
+    reading = READINGS[qualifiers[0]]
     if reading == "at-least":
         return lo, math.inf
     if reading == "at-most":
         return -math.inf, hi
+    if reading == "just-over":
+        return lo, lo + tolerance(lo, unit)
+    if {"range-low", "range-high"} <= set(qualifiers):
+        return lo, hi
     return lo - tolerance(lo, unit), hi + tolerance(hi, unit)
 
 
@@ -372,14 +446,15 @@ def evaluate(seed: int = 1, quick: bool = True) -> pl.DataFrame:
         rs = [table[r] for r in c.rows]
         values = [float(r["value"]) for r in rs]
         unit, reading = rs[0]["unit"], READINGS[rs[0]["qualifier"]]
-        low, high = _band(values, unit, reading)
+        low, high = _band(values, unit, [r["qualifier"] for r in rs])
         value = model(c, 1.0)
         within = low <= value <= high
         sensitive = c.role == "predicted" and (
             not within or not all(low <= model(c, f) <= high for f in SENSITIVITY_FACTORS)
         )
         out.append({
-            "claim": c.claim, "family": c.family, "rows": ", ".join(c.rows), "preset": c.preset,
+            "claim": c.claim, "statement": c.statement or c.claim, "family": c.family, "rows": ", ".join(c.rows),
+            "preset": c.preset,
             "reading": reading, "published": " to ".join(_number(v) for v in sorted(set(values))), "unit": unit,
             "model": value, "low": low, "high": high, "within": within, "role": c.role, "sensitive": sensitive,
             "source": rs[0]["source_file"], "build": c.build, "why": c.why,
@@ -387,8 +462,38 @@ def evaluate(seed: int = 1, quick: bool = True) -> pl.DataFrame:
     return pl.DataFrame(out)
 
 
+def statements(table: pl.DataFrame) -> pl.DataFrame:
+    """One row per published statement of :func:`evaluate`'s table: ``within`` when every one of its claims
+    is, ``counted`` when it is informative (its claims predicted, and one of them sensitive), else the
+    reason it is set apart (``derived``, ``unscorable`` or ``insensitive``)."""
+    return (
+        table.group_by("statement", maintain_order=True)
+        .agg(
+            claims=pl.len(),
+            within=pl.col("within").all(),
+            role=pl.col("role").first(),
+            roles=pl.col("role").n_unique(),
+            sensitive=pl.col("sensitive").any(),
+        )
+        .with_columns(
+            set_apart=pl.when(pl.col("role") != "predicted")
+            .then(pl.col("role"))
+            .when(~pl.col("sensitive"))
+            .then(pl.lit("insensitive"))
+            .otherwise(pl.lit("")),
+        )
+        .with_columns(counted=pl.col("set_apart") == "")
+    )
+
+
 def headline(table: pl.DataFrame) -> tuple[int, int]:
     """(within tolerance, counted): the out-of-study figure over the informative predicted envelope
-    claims (predicted and sensitive), as the in-study figure counts."""
-    counted = table.filter((pl.col("role") == "predicted") & pl.col("sensitive"))
+    statements (predicted, and sensitive), as the in-study figure counts claims."""
+    counted = statements(table).filter("counted")
     return int(counted["within"].sum()), counted.height
+
+
+def set_apart(table: pl.DataFrame) -> dict[str, int]:
+    """How many statements are set apart, by reason (``derived``, ``unscorable``, ``insensitive``)."""
+    apart = statements(table).filter(~pl.col("counted"))
+    return dict(sorted(apart.group_by("set_apart").len().iter_rows()))

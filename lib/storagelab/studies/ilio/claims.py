@@ -147,9 +147,9 @@ def scenarios() -> list[Scenario]:
                     STUDY,
                     "cap-per-desktop",
                     "EqualLogic capacity per desktop, 500 desktops (GB)",
-                    note="the content model that drives the Tier-2 predictions: image / compression x (1 / "
-                    "desktops + unique share), with an assumed compression ratio; a prediction, not arithmetic on "
-                    "the published inputs",
+                    note="derived: the content model's capacity is arithmetic on its inputs (image size, "
+                    "compression ratio, desktops, unique share), not a simulated quantity; shown, never counted",
+                    derived=True,
                 ),
             ),
             capacity,
