@@ -238,3 +238,13 @@ def test_the_nexgen_figure_is_the_arrays_iops_over_both_luns():
     claim = "NexGen N5 model range, 4K 50/50"
     assert current[claim] == pytest.approx(envelope._nexgen_50_50(1, True), rel=1e-12)
     assert current[claim] > round3[claim]  # round 3's figure was the first LUN's alone
+
+
+def test_a_statements_claims_share_one_role():
+    """A statement is counted or set apart as a whole: its claims have one role."""
+    roles: dict[str, set[str]] = {}
+    for c in envelope.CLAIMS:
+        roles.setdefault(c.statement or c.claim, set()).add(c.role)
+    assert all(len(r) == 1 for r in roles.values()), roles
+    with pytest.raises(ValueError, match="says why"):
+        envelope.EnvelopeClaim("x", "f", ("r",), "p", "b", lambda s, q: 0.0, role="unscorable")

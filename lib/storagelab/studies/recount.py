@@ -142,11 +142,14 @@ _ARITHMETIC = "derived: arithmetic on another claim's simulated value and fitted
 #: Per claim id, why it moved when each quantity was counted once (``calibration-quick-round3.csv`` against
 #: ``calibration-quick-counting.csv``: the same simulations, scored by round 4's rules).
 COUNTING_REASONS: dict[str, str] = {
-    "ds5020-t2-iops-t1": _ARITHMETIC + ": threads / (the fitted think time + the simulated read latency at one "
+    "ds5020-t2-iops-t1": _ARITHMETIC
+    + ": threads / (the fitted think time + the simulated read latency at one "
     "tile, which ds5020-jetstress-latency-range scores)",
-    "ds5020-t2-iops-t2": _ARITHMETIC + ": threads / (the fitted think time + the simulated read latency at two "
+    "ds5020-t2-iops-t2": _ARITHMETIC
+    + ": threads / (the fitted think time + the simulated read latency at two "
     "tiles, which ds5020-jetstress-latency-range scores)",
-    "ds5020-t2-iops-t3": _ARITHMETIC + ": threads / (the fitted think time + the simulated read latency at three "
+    "ds5020-t2-iops-t3": _ARITHMETIC
+    + ": threads / (the fitted think time + the simulated read latency at three "
     "tiles, which ds5020-t2-latency-t3 scores)",
     "ds5020-t2-latency-t4": "predicted, no longer fitted: the Jetstress think time reads Figure 16's 17 ms as an "
     "input and sets the read rate (ds5020-t2-iops-t4), not the latency, which the simulation gives (and misses)",
@@ -158,11 +161,13 @@ COUNTING_REASONS: dict[str, str] = {
     "s2-iops-burst": _OVER + ": the model's burst, near 51,000 IOPS, is far above 'over 20,000'",
     "s1-iops-sustained": _OVER + ": the model's sustained peak, near 12,800 IOPS, is twice 'over 6,000'",
     "opm-ratio": _ARITHMETIC + ": the fitted scenario-2 OPM over scenario 1's, which s1-opm scores",
-    "cap-per-desktop": _ARITHMETIC + ": the content model's capacity is arithmetic on its inputs (image size, "
+    "cap-per-desktop": _ARITHMETIC
+    + ": the content model's capacity is arithmetic on its inputs (image size, "
     "compression, desktops, unique share), not simulated",
     "vplex-readhit-latency": _RANGE + ": at double capacity the read hit falls just under the stated 85 us "
     "(the fitted claim itself)",
-    "vplex-readmiss-adder": _RANGE + ": the model's 170 us is under the stated 200-600 us, which the tolerance "
+    "vplex-readmiss-adder": _RANGE
+    + ": the model's 170 us is under the stated 200-600 us, which the tolerance "
     "on the range's low end had let pass",
     "vplex-write-adder-local": _RANGE + ": the model's 170 us is under the stated 200-600 us, which the "
     "tolerance on the range's low end had let pass",
