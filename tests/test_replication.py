@@ -589,8 +589,6 @@ def test_property_async_replicas_lose_no_acknowledged_write_once_drained(
     _no_acknowledged_write_lost(m, ledger)
 
 
-@pytest.mark.xfail(strict=True, reason="known fault: a write taken alone while the link was down is "
-                   "acknowledged after the link came back before detection; it stays dirty, never copied")  # fmt: skip
 @pytest.mark.parametrize("kind", list(_ASYNC_KINDS))
 def test_async_write_taken_alone_during_a_short_outage_reaches_the_other_site(kind):
     """The link drops at 0 for 43 us (shorter than the detection): a write issued at 0 is written locally
@@ -601,8 +599,6 @@ def test_async_write_taken_alone_during_a_short_outage_reaches_the_other_site(ki
     _no_acknowledged_write_lost(m, ledger)
 
 
-@pytest.mark.xfail(strict=True, reason="known fault: a write taken alone during the resync and acknowledged "
-                   "after it ended stays dirty, never copied")  # fmt: skip
 @pytest.mark.parametrize("kind", list(_ASYNC_KINDS))
 def test_async_write_taken_alone_as_the_resync_ends_reaches_the_other_site(kind):
     """Link lost at 5 ms, back at 50 ms; the resync of the writes taken alone meanwhile ends about 3 ms
