@@ -295,6 +295,8 @@ class ReplicatedVolume(Component):
             return
         self.wan.up = True
         self._record("link restore", None)
+        if not all(self.site_up):  # a site is lost: replication cannot resume; the detection decides
+            return
         if self.mode == "detecting" and not self._dirty and not self._dirty_in_flight:
             # back before anyone decided and nothing was written alone: resend what waits
             self.mode = "replicating"
@@ -343,12 +345,12 @@ class ReplicatedVolume(Component):
         crossing and no write that dirties a region is still landing (``_dirty_in_flight``)."""
         self._resync_queue = deque(self._dirty)
         self._resync_busy = 0
-        self._resync_epoch = self.wan.epoch
+        self._resync_epoch += 1  # this resync's copies: those of one ended (link or site lost) are forgotten
         self._copy_more()
 
     def _copy_more(self) -> None:
         w, epoch = self.winner, self._resync_epoch
-        if w is None or self.wan.epoch != epoch or self.mode != "resyncing":
+        if w is None or self.mode != "resyncing":
             return
         applier = self.sites[1 - w].applier
         queue = self._resync_queue
@@ -366,12 +368,12 @@ class ReplicatedVolume(Component):
             self._resynced()  # a write taken alone still landing keeps the resync open: it dirties a region
 
     def _copy_arrived(self, r: int, version: int, io: IORequest, applier: Component, epoch: int) -> None:
-        if self.wan.epoch != epoch:
+        if self._resync_epoch != epoch or self.mode != "resyncing":
             return
         applier.submit(io).callbacks.append(lambda _e: self._copied(r, version, epoch))
 
     def _copied(self, r: int, version: int, epoch: int) -> None:
-        if self.wan.epoch != epoch or self.winner is None:
+        if self._resync_epoch != epoch or self.mode != "resyncing" or self.winner is None:
             return
         loser = 1 - self.winner
         self._hold(loser, range(r, r + 1), version)
