@@ -25,7 +25,9 @@ class AsyncReplica(ReplicatedVolume):
     ``buffer_bytes`` bounds what is buffered at the writing site (log entries not yet applied, or the
     open delta and what of the closed ones has not crossed the link). A write that
     does not fit waits (the host is throttled) until sending and applying free space: when the write
-    rate exceeds the drain rate (the lesser of the link and the remote array), write latency rises.
+    rate exceeds the drain rate (the lesser of the link and the remote array), write latency rises. A
+    write larger than the whole buffer is refused when it is submitted (``ValueError``): no space freed
+    would ever fit it, and the product's buffer (VPLEX's cache, GBs) is never smaller than one write.
     With a site ``cache`` (a write-back appliance) a write is acknowledged when the cache has it and goes
     to the local array in the background; otherwise when the local array has it. When the link is lost,
     what was buffered becomes dirty regions, copied by the resync when it returns.
