@@ -283,7 +283,12 @@ def test_link_loss_no_acknowledged_write_is_lost_and_resync_restores_both_copies
 
 def test_site_loss_metro_loses_nothing_and_the_survivor_suspends_without_a_witness():
     """Losing the preferred site while replicating: nothing acknowledged is lost; without a witness
-    the other site suspends, with one it continues."""
+    the other site suspends, with one it continues. The product's behaviour: "If one side of the mirror
+    fails, host I/O requests continue to be serviced by the remaining side. This is true for [...] even a
+    full site failure, resulting in truly zero RPO" (EMC, VPLEX with XtremIO 2.4, "Zero downtime, zero
+    data loss"); "The Witness is used to improve application availability in the presence of site
+    failures" ("VPLEX Witness"). Suspending without one is ours (the survivor cannot tell a lost peer
+    from a lost link)."""
     for witness, continues in ((False, False), (True, True)):
         ledger = _Ledger()
         m = _sync(failures=[SiteLoss(0.5, 0)], detection_time=0.1, witness=witness, ledger=ledger)
@@ -396,7 +401,10 @@ def test_delta_sets_coalesce_overwrites_within_a_cycle():
 @pytest.mark.parametrize("cycle", [0.0, 0.5])
 def test_site_loss_async_loses_exactly_the_unapplied_writes(cycle):
     """Losing the active site: the bytes lost (what the other site does not hold, from the region
-    versions) are the bytes the log or the deltas still held (from the buffer): two bookkeepings agree."""
+    versions) are the bytes the log or the deltas still held (from the buffer): two bookkeepings agree.
+    That acknowledged writes are lost at all is the product's: VPLEX Geo acknowledges in cache ("its
+    write-back caching model and asynchronous data replication", EMC, VPLEX with XtremIO 2.4, "Native vs.
+    VPLEX Geo Performance"), unlike the mirror's "truly zero RPO" "across synchronous distance"."""
     m = _async(cycle=cycle, failures=[SiteLoss(2.3, 0)])
     simulate(m, [_writes(m, 0.8 * 20e6 / KIB8)], duration=2.5, seed=5, progress=False)
     loss = m.failures().filter(m.failures()["event"] == "site loss")
