@@ -21,9 +21,14 @@ Failures are events of the run (:class:`LinkLoss`, :class:`LinkRestore`, :class:
   it writes as dirty; the other site suspends its IO.
 - **link restore**: the dirty regions are copied to the other site over the link (``resync_window``
   copies in flight), new writes replicate again, and the suspended site resumes when the copy is done.
-- **site loss**: the site's IOs never complete; what the survivor does not hold of the acknowledged
-  writes is lost (bytes and seconds in :meth:`ReplicatedVolume.failures`); the survivor continues after
-  ``detection_time`` if it is the preferred site or a witness says the other is gone, else it suspends.
+  A write taken alone and still being written locally keeps the copy open (its region is dirty only
+  once it lands), and makes a link back before detection resynchronise rather than simply resume.
+- **site loss**: the site's IOs never complete and its hosts are told nothing more; what the survivor
+  does not hold of the acknowledged writes is lost (bytes and seconds in
+  :meth:`ReplicatedVolume.failures`), and it stays lost: what was crossing the link (a log's writes, a
+  delta set's extents, a resync's copies) is forgotten with the buffer or resync it belonged to. The
+  survivor continues after ``detection_time`` if it is the preferred site or a witness says the other is
+  gone, else it suspends; the link's return does not resume replication.
 
 The modules, one concept each:
 

@@ -25,7 +25,9 @@ class AsyncReplica(ReplicatedVolume):
     ``buffer_bytes`` bounds what is buffered at the writing site (log entries not yet applied, or the
     open delta and what of the closed ones has not crossed the link). A write that
     does not fit waits (the host is throttled) until sending and applying free space: when the write
-    rate exceeds the drain rate (the lesser of the link and the remote array), write latency rises.
+    rate exceeds the drain rate (the lesser of the link and the remote array), write latency rises. A
+    write larger than the whole buffer is refused when it is submitted (``ValueError``): no space freed
+    would ever fit it, and the product's buffer (VPLEX's cache, GBs) is never smaller than one write.
     With a site ``cache`` (a write-back appliance) a write is acknowledged when the cache has it and goes
     to the local array in the background; otherwise when the local array has it. When the link is lost,
     what was buffered becomes dirty regions, copied by the resync when it returns.
@@ -60,6 +62,10 @@ class AsyncReplica(ReplicatedVolume):
         super().on_bind()
         self.buffered = 0.0  # bytes reserved in the log or the deltas
         self._waiters: deque = deque()  # (bytes needed, callback) of throttled writes, FIFO
+        # the buffer's generation, bumped when the buffer is dropped (link or site lost): a transfer, or a
+        # write not yet written locally, of an older generation no longer belongs to the buffer
+        self.stream = 0
+        self._stream_in_flight = 0  # writes put in this generation's buffer, not yet written locally
 
     def reset_stats(self) -> None:
         super().reset_stats()
@@ -70,6 +76,13 @@ class AsyncReplica(ReplicatedVolume):
         if site != self.active and not io.is_read:
             raise ValueError(
                 f"asynchronous replica {self.name!r}: hosts write at the active site ({self.active}) only"
+            )
+        if not io.is_read and io.size > self.buffer_bytes:
+            raise ValueError(
+                f"asynchronous replica {self.name!r}: a write of {io.size} B can never fit its buffer of "
+                f"{self.buffer_bytes:.0f} B (buffer_bytes): throttling waits for space that cannot exist. "
+                f"Give buffer_bytes at least the largest write (a product's buffer is its cache, GBs: "
+                f"a host never sends one write that large)"
             )
         return super().submit_at(site, io)
 
@@ -97,6 +110,8 @@ class AsyncReplica(ReplicatedVolume):
         self._admit(site, io, done, need)
 
     def _admit(self, site: int, io: IORequest, done: Event, need: float) -> None:
+        if not self.site_up[site]:  # the site was lost while the write waited: it completes nothing
+            return
         if self.mode != "replicating":  # the link went while the write waited
             self._write_local(site, io, done, replicate=False)
             return
@@ -115,20 +130,35 @@ class AsyncReplica(ReplicatedVolume):
     ) -> None:
         """Write ``io`` at ``site`` and acknowledge it once it is written there. ``replicate``: it is put
         in the buffer (``reserved`` bytes of it were reserved at admission); otherwise it is a dirty
-        write, copied to the other site by the next resync."""
+        write, copied to the other site by the next resync.
+
+        A write is a dirty write whether it was taken alone or its buffer was dropped (the link or a site
+        lost) before it was written locally; its regions are dirty only once it is written, so until then
+        it is counted in ``_dirty_in_flight``, which keeps a resync from ending, and a link back before
+        detection from skipping the resync, before the write is there to be copied. A write at a site
+        lost meanwhile is never acknowledged: the site's hosts are lost with it."""
         version = self._new_version()
         regions = self._regions(io)
         local = self.sites[site]
+        stream = self.stream
 
-        def acknowledge(unreplicated: bool) -> None:
-            self._acknowledge(regions, version, done, io, dirty=not replicate, unreplicated=unreplicated)
+        def acknowledge(unreplicated: bool, dirty: bool = False) -> None:
+            if self.site_up[site]:
+                self._acknowledge(regions, version, done, io, dirty=dirty, unreplicated=unreplicated)
 
         if replicate:
-            locally_written = self._replicate(version, io, regions, reserved, acknowledge)
+            self._stream_in_flight += 1
+            replicated = self._replicate(version, io, regions, reserved, acknowledge)
         else:
+            self._dirty_in_flight += 1
 
-            def locally_written() -> None:
-                acknowledge(False)
+        def locally_written() -> None:
+            if replicate and self.stream == stream:
+                self._stream_in_flight -= 1
+                replicated()
+                return
+            self._dirty_in_flight -= 1  # taken alone, or its buffer is gone: the next resync copies it
+            acknowledge(False, dirty=True)
 
         def on_volume(_e: Event) -> None:
             self._hold(site, regions, version)
@@ -156,12 +186,17 @@ class AsyncReplica(ReplicatedVolume):
 
     # -- failures ------------------------------------------------------------------------------------
     def _on_link_lost(self) -> None:
-        """What was buffered becomes dirty regions (copied by the resync); writes then continue at the
+        """The link or a site is lost: what was buffered becomes dirty regions (copied by the resync) and
+        the buffer is dropped (a new ``stream``: what of it is still crossing or being applied is
+        forgotten, the other site never holds it, and frees no space); writes then continue at the
         active site, tracked as dirty; the passive site suspends."""
         regions = self._buffered_regions(self.env.now)
         for r, t in sorted(regions.items(), key=lambda kv: kv[1]):
             self._dirty.setdefault(r, t)
         owed = self._drop_buffer()
+        self.stream += 1  # what is crossing or being applied of the old buffer no longer counts
+        self._dirty_in_flight += self._stream_in_flight  # buffered, not yet written here: dirty writes now
+        self._stream_in_flight = 0
         self._release(self.buffered)
         for go in owed:
             go()

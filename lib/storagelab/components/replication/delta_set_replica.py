@@ -106,7 +106,7 @@ class DeltaSetReplica(AsyncReplica):
     def _pump_deltas(self) -> None:
         if self.mode != "replicating" or not self.wan.up:
             return
-        epoch, peer = self.wan.epoch, 1 - self.active
+        epoch, peer = self.stream, 1 - self.active
         if not self._exchanging:
             delta = next((d for d in self._closed if d.state == "closed"), None)
             if delta is not None:
@@ -160,7 +160,7 @@ class DeltaSetReplica(AsyncReplica):
                 step(io).callbacks.append(lambda _e: finished(nbytes))
 
         def finished(nbytes: int) -> None:
-            if self.wan.epoch != epoch:
+            if self.stream != epoch:
                 return
             left[0] -= 1
             if exchanging:

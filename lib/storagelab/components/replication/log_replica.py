@@ -14,12 +14,12 @@ from storagelab.kernel.io import IORequest
 class _LogEntry:
     """One write in a replication log."""
 
-    __slots__ = ("acked_at", "io", "on_received", "received", "regions")
+    __slots__ = ("acked_at", "applied", "io", "on_received", "received", "regions")
 
     def __init__(self, io: IORequest, regions: range) -> None:
         self.io, self.regions = io, regions
         self.acked_at: float | None = None
-        self.received = False
+        self.received = self.applied = False
         self.on_received: Callable[[], None] | None = None
 
 
@@ -73,11 +73,10 @@ class LogReplica(AsyncReplica):
         self._pump()
 
         def acknowledge_logged() -> None:
-            unreplicated = version in self._log
-            if unreplicated:
+            if version in self._log:
                 entry.acked_at = self.env.now
                 self._log_acked_bytes += io.size
-            acknowledge(unreplicated)
+            acknowledge(not entry.applied)  # in the log, or in a log dropped before the peer applied it
 
         def locally_written() -> None:
             if self.protocol == "B" and not entry.received and self.mode == "replicating":
@@ -91,7 +90,7 @@ class LogReplica(AsyncReplica):
     def _pump(self) -> None:
         if self.mode != "replicating" or not self.wan.up:
             return
-        epoch = self.wan.epoch
+        epoch = self.stream
         while self._unsent and self._in_flight < self.window:
             version = self._unsent.popleft()
             entry = self._log.get(version)
@@ -103,14 +102,14 @@ class LogReplica(AsyncReplica):
             )
 
     def _arrived(self, version: int, entry: _LogEntry, epoch: int) -> None:
-        if self.wan.epoch != epoch:
+        if self.stream != epoch:
             return
         self._after_remote_engine(lambda: self._received_by_engine(version, entry, epoch))
 
     def _received_by_engine(self, version: int, entry: _LogEntry, epoch: int) -> None:
         """The peer's engine has taken the write (``engine_remote``): protocol B acknowledges its receipt,
         and the peer applies it."""
-        if self.wan.epoch != epoch:
+        if self.stream != epoch:
             return
         peer = 1 - self.active
         if self.protocol == "B":  # the peer has it in memory: its acknowledgement crosses back
@@ -120,7 +119,7 @@ class LogReplica(AsyncReplica):
         )
 
     def _received(self, entry: _LogEntry, epoch: int) -> None:
-        if self.wan.epoch != epoch:
+        if self.stream != epoch:
             return
         entry.received = True
         if entry.on_received is not None:
@@ -129,8 +128,9 @@ class LogReplica(AsyncReplica):
             go()
 
     def _log_applied(self, version: int, entry: _LogEntry, epoch: int) -> None:
-        if self.wan.epoch != epoch:
+        if self.stream != epoch:
             return
+        entry.applied = True
         self._hold(1 - self.active, entry.regions, version)
         self._log.pop(version, None)
         if entry.acked_at is not None:
@@ -164,7 +164,7 @@ class LogReplica(AsyncReplica):
     def _drop_buffer(self) -> list[Callable[[], None]]:
         """Empty the log; protocol B's writes still waiting for the peer's receipt are owed their
         acknowledgement (the peer is gone: they stay local, dirty), once: a receipt still crossing the
-        link (a site loss leaves the link's epoch as it is) then finds nothing to acknowledge."""
+        link then belongs to an old ``stream`` and is ignored."""
         waiting_b = []
         for e in self._awaiting_receipt:
             if e.on_received is not None:

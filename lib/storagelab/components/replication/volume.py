@@ -115,6 +115,9 @@ class ReplicatedVolume(Component):
         self._resync_queue: deque = deque()
         self._resync_busy = 0
         self._resync_epoch = -1
+        # writes the other site will get only from a resync (taken while not replicating, or whose buffer
+        # was dropped) and not yet written locally: the regions they dirty are known only when they land
+        self._dirty_in_flight = 0
         self.failure_log: list[dict] = []
         self.reset_stats()
         self.env.process(self._sampler())
@@ -292,11 +295,14 @@ class ReplicatedVolume(Component):
             return
         self.wan.up = True
         self._record("link restore", None)
-        if self.mode == "detecting" and not self._dirty:  # back before anyone decided: resend what waits
+        if not all(self.site_up):  # a site is lost: replication cannot resume; the detection decides
+            return
+        if self.mode == "detecting" and not self._dirty and not self._dirty_in_flight:
+            # back before anyone decided and nothing was written alone: resend what waits
             self.mode = "replicating"
             self._on_link_back()
             return
-        if self.mode == "detecting":  # an asynchronous replica's buffer became dirty regions
+        if self.mode == "detecting":  # an asynchronous replica's buffer, or its writes taken alone, are dirty
             self.winner = self.preferred
             self.suspended[1 - self.preferred] = True
             self.mode = "isolated"
@@ -335,15 +341,16 @@ class ReplicatedVolume(Component):
     # -- resynchronisation ---------------------------------------------------------------------------
     def _resync(self) -> None:
         """Copy every dirty region from the winner to the other site, ``resync_window`` at a time; a
-        region written (alone) during the copy joins the queue."""
+        region written (alone) during the copy joins the queue. The resync ends when nothing is queued or
+        crossing and no write that dirties a region is still landing (``_dirty_in_flight``)."""
         self._resync_queue = deque(self._dirty)
         self._resync_busy = 0
-        self._resync_epoch = self.wan.epoch
+        self._resync_epoch += 1  # this resync's copies: those of one ended (link or site lost) are forgotten
         self._copy_more()
 
     def _copy_more(self) -> None:
         w, epoch = self.winner, self._resync_epoch
-        if w is None or self.wan.epoch != epoch or self.mode != "resyncing":
+        if w is None or self.mode != "resyncing":
             return
         applier = self.sites[1 - w].applier
         queue = self._resync_queue
@@ -357,16 +364,16 @@ class ReplicatedVolume(Component):
             self.wan.send(w, io.size, io).callbacks.append(
                 lambda _e, r=r, v=version, io=io: self._copy_arrived(r, v, io, applier, epoch)
             )
-        if not queue and self._resync_busy == 0:
-            self._resynced()
+        if not queue and self._resync_busy == 0 and not self._dirty_in_flight:
+            self._resynced()  # a write taken alone still landing keeps the resync open: it dirties a region
 
     def _copy_arrived(self, r: int, version: int, io: IORequest, applier: Component, epoch: int) -> None:
-        if self.wan.epoch != epoch:
+        if self._resync_epoch != epoch or self.mode != "resyncing":
             return
         applier.submit(io).callbacks.append(lambda _e: self._copied(r, version, epoch))
 
     def _copied(self, r: int, version: int, epoch: int) -> None:
-        if self.wan.epoch != epoch or self.winner is None:
+        if self._resync_epoch != epoch or self.mode != "resyncing" or self.winner is None:
             return
         loser = 1 - self.winner
         self._hold(loser, range(r, r + 1), version)
