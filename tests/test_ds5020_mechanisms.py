@@ -1,5 +1,6 @@
 """The DS5020 mechanisms of issue 66, item 5, each checked on its own property: the eight Orion tests of
-the four-tile run and Orion's documented settings, and the host ports' per-IO time."""
+the four-tile run and Orion's documented settings, the host ports' per-IO time, and Jetstress's figures
+as averages over the Orion phases its two-hour run spans."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import pytest
 
 from storagelab.kernel import Link
 from storagelab.studies.ds5020 import preset
-from storagelab.studies.ds5020.claims import _orion_table3_total
+from storagelab.studies.ds5020.claims import _mean_ms, _orion_table3_total, _times, _total, scenarios
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.ds5020.workloads import (
+    JETSTRESS_LOGGED_S,
     ORION_LARGE,
+    ORION_LARGE_PHASE,
     ORION_TESTS_PER_TILE,
     cache_iops_workload,
     orion_large,
+    orion_large_share,
     orion_small,
     orion_test_name,
     tile_workload,
@@ -100,3 +104,53 @@ def test_host_port_per_io_time_caps_iops_from_cache_below_the_line_rate():
     cap = 2 / 5e-6
     assert 0.85 * cap <= iops["5 us"] <= 1.01 * cap  # the ports bind
     assert iops["0 us"] > 3 * iops["5 us"]  # without their per-IO time, the paths carry far more
+
+
+# --- Jetstress's two hours span Orion's matrix -------------------------------------------------------------
+
+
+def test_orion_large_phase_is_a_fifth_of_jetstress_logged_run():
+    """Figure 16 logs Jetstress from 3:41:50 PM to 5:43:56 PM (7,326 s); Orion's basic matrix has ten large
+    points with IOs outstanding (Large = 1..10), 150 s each, all inside that run."""
+    assert JETSTRESS_LOGGED_S == 7326
+    assert orion_large_share() == pytest.approx(10 * 150 / 7326)
+    assert orion_large_share(1) == pytest.approx(2 * 150 / 7326)
+
+
+def _jetstress_1_read_ms(tiles: int, orion: tuple[str, int], **overrides: object) -> float:
+    res = ds5020(**overrides).run(tile_workload(tiles, orion), seed=1, duration=2.0, warmup=0.5)
+    s = res.summary().filter(pl.col("class") == "jetstress 1 db read")
+    return float(s["mean_ms"][0])
+
+
+def test_orion_large_ios_slow_another_tiles_exchange_reads_through_the_shared_drive_channels():
+    """With two tiles, controller A owns tile 1's Exchange database and tile 2's Oracle LUN (Figure 20):
+    Orion's 1 MB IOs (two 512 KB segments each) hold A's 4 Gb drive channels and tile 1's 8 KB database
+    reads wait behind them. With channels too fast to queue, the large phase leaves those reads alone."""
+    small, large = _jetstress_1_read_ms(2, ("small", 25)), _jetstress_1_read_ms(2, ORION_LARGE_PHASE)
+    assert large > small + 1.5
+    fast = {"drive_channel_rate": "40000 MB/s"}
+    assert (
+        abs(
+            _jetstress_1_read_ms(2, ORION_LARGE_PHASE, **fast)
+            - _jetstress_1_read_ms(2, ("small", 25), **fast)
+        )
+        < 0.5
+    )
+
+
+def test_two_tile_jetstress_figures_are_time_averages_over_orions_phases():
+    """The two-tile scenario's Jetstress IOPS and latency are the time average of a run in Orion's large
+    phase (weight :func:`orion_large_share`) and one at its small point (the rest)."""
+    scenario = next(s for s in scenarios() if s.name == "2-tile mixed run")
+    got = scenario.run(1, True)
+    w = orion_large_share()
+    parts = []
+    for orion in (("small", 25), ORION_LARGE_PHASE):
+        res = ds5020().run(tile_workload(2, orion), seed=1, **_times(True))
+        iops = sum(_total(res, f"jetstress {t} db") for t in (1, 2))
+        parts.append((iops, _mean_ms(res, "jetstress 1 db read")))
+    (iops_s, lat_s), (iops_l, lat_l) = parts
+    assert lat_l > lat_s + 1.0
+    assert got["ds5020-t2-latency-t2"] == pytest.approx((1 - w) * lat_s + w * lat_l)
+    assert got["ds5020-t2-iops-t2"] == pytest.approx((1 - w) * iops_s + w * iops_l)

@@ -25,6 +25,27 @@ _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
 #: 9 large (MB/s), 1 small (minimum latency).
 ORION_IOPS, ORION_MBPS, ORION_MIN_LAT = ("small", 25), ("large", 9), ("small", 1)
 
+#: Orion's time per matrix point, s (Appendix: 'Duration for each Data Point: 150 seconds').
+ORION_POINT_S = 150.0
+#: Jetstress's logged performance run, s: Figure 16's log, 'Performance logging begins' at 3:41:50 PM and
+#: 'Performance logging ends' at 5:43:56 PM. Its averages (IOPS, Avg. Disk sec/Read) are over this time.
+JETSTRESS_LOGGED_S = 2 * 3600 + 2 * 60 + 6.0
+#: The Orion point that stands for the matrix's large phase (Large = 1..10, Figure 17) in the tile runs'
+#: Jetstress figures: the middle column.
+ORION_LARGE_PHASE = ("large", 5)
+
+
+def orion_large_share(num_disks: int = 5) -> float:
+    """Share of Jetstress's logged run (:data:`JETSTRESS_LOGGED_S`) during which Orion issues large IOs:
+    the basic matrix's large points with IOs outstanding (Large = 1 .. 2 x num_disks, each
+    :data:`ORION_POINT_S`). The study ran the four workloads in parallel, Jetstress the longest ('Each of
+    the four workloads ran in parallel, with the Jetstress e-mail test taking the longest to complete'),
+    so Orion's whole matrix (36 x 150 s = 90 min) falls inside Jetstress's two-hour run; the rest of that
+    run sees Orion's small points, its idle point, or no Orion."""
+    large = [q for s, q in orion_basic_matrix(num_disks) if s == 0 and q > 0]
+    return len(large) * ORION_POINT_S / JETSTRESS_LOGGED_S
+
+
 #: Orion tests running in parallel per tile. Figure 17's caption: 'It shows the performance for one of
 #: eight Orion tests running in parallel. Specifically, this report was created by the Orion utility
 #: running on a virtual machine within the fourth tile of the four tile test': eight tests over the four
