@@ -116,11 +116,12 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                                     "array's host port), which occupies the path once per IO whatever its size. No "
                                     f"source gives it: {_DOC} names the HBAs (QLogic 8 Gb CIOv/CFFh, 2500-series "
                                     "class) and Figure 20 the array's 'Host Interface Board ... Vendor: LSI', with no "
-                                    "IO rate. 8 Gb FC ports of 2009 were rated at roughly 100,000-400,000 IOPS per "
-                                    "port (4 Gb ports of the generation before at about 100,000-150,000), i.e. "
-                                    f"{HOST_PORT_OVERHEAD_RANGE_US[0]:g}-{HOST_PORT_OVERHEAD_RANGE_US[1]:g} us per IO; "
-                                    "5 us is the class's typical ~200,000 IOPS per port. Not fitted on Table 5's "
-                                    "IOPS from cache", low=0, capacity="time"),
+                                    "IO rate. The vendors' figures for that 8 Gb HBA generation (QLogic 2500, Emulex "
+                                    "LPe12000 series) are about 200,000 IOPS per port (5 us); the 4 Gb generation "
+                                    "and midrange arrays' target ports about half that (10 us); 2.5 us allows a port "
+                                    "twice as fast. So "
+                                    f"{HOST_PORT_OVERHEAD_RANGE_US[0]:g}-{HOST_PORT_OVERHEAD_RANGE_US[1]:g} us per IO, "
+                                    "5 us taken. Not fitted on Table 5's IOPS from cache", low=0, capacity="time"),
         "controllers": Param(2, "count", "document", f"{_DOC}, Figure 20: 'Number of controllers: 2'", high=8),
         "drive_channel_rate": Param(400, "MB/s", "datasheet", f"{_REDBOOK}, 3.5.1 DS5020 controller architecture: "
                                     "'4 Gbps drive channel'; 4 Gb FC (4.25 GBaud, 8b/10b) carries 400 MB/s of payload "
