@@ -55,6 +55,22 @@ def _orion_table3_total(res: SimulationResult, column: str = "iops") -> float:
     return sum(_total(res, orion_test_name(t), column) for t in range(1, 5))
 
 
+def jetstress_over_orion_phases(
+    small: SimulationResult, large: SimulationResult, tiles: int
+) -> tuple[float, float]:
+    """Jetstress's figures for a ``tiles``-tile run as the study logged them, over its two hours: the
+    database IOPS of all tiles and tile 1's mean read latency (ms), each the time average of ``large``
+    (a run in Orion's large phase, :data:`ORION_LARGE_PHASE`, for :func:`orion_large_share` of the time)
+    and ``small`` (a run at Orion's small point, for the rest)."""
+    w = orion_large_share()
+    figures = []
+    for r in (small, large):
+        iops = sum(_total(r, f"jetstress {t} db") for t in range(1, tiles + 1))
+        figures.append((iops, _mean_ms(r, "jetstress 1 db read")))
+    (iops_s, lat_s), (iops_l, lat_l) = figures
+    return (1 - w) * iops_s + w * iops_l, (1 - w) * lat_s + w * lat_l
+
+
 def _point(row: str, what: str, note: str = "", claim: str = "") -> Point:
     return Point(STUDY, row, what, note, claim=claim)
 
@@ -114,17 +130,8 @@ def scenarios() -> list[Scenario]:
             # Jetstress's two hours span Orion's whole matrix: its figures are time averages over the
             # large phase (one run at the middle large point) and the rest (the small=25 run)
             large = ds5020().run(tile_workload(k, ORION_LARGE_PHASE), seed=seed, **_times(quick))
-            w = orion_large_share()
-
-            def jetstress(r: SimulationResult) -> tuple[float, float]:
-                iops = sum(_total(r, f"jetstress {t} db") for t in range(1, k + 1))
-                return iops, _mean_ms(r, "jetstress 1 db read")
-
-            (iops_s, lat_s), (iops_l, lat_l) = jetstress(res), jetstress(large)
-            out = {
-                f"ds5020-t2-iops-t{k}": (1 - w) * iops_s + w * iops_l,
-                f"ds5020-t2-latency-t{k}": (1 - w) * lat_s + w * lat_l,
-            }
+            iops, latency = jetstress_over_orion_phases(res, large, k)
+            out = {f"ds5020-t2-iops-t{k}": iops, f"ds5020-t2-latency-t{k}": latency}
             if k == 4:
                 out |= {f"ds5020-t4-web-iops-tile{t}": _total(res, f"web {t}") for t in range(1, 5)}
                 out |= {
