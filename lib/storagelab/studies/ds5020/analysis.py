@@ -5,9 +5,9 @@ from __future__ import annotations
 import polars as pl
 
 from storagelab.kernel.replications import interval
-from storagelab.studies.ds5020.claims import _mean_ms, _times, _total
+from storagelab.studies.ds5020.claims import _times, _total, jetstress_over_orion_phases
 from storagelab.studies.ds5020.preset import ds5020
-from storagelab.studies.ds5020.workloads import tile_workload
+from storagelab.studies.ds5020.workloads import ORION_LARGE_PHASE, tile_workload
 
 
 def tile_scaling(
@@ -19,18 +19,23 @@ def tile_scaling(
     confidence: float = 0.95,
     overrides: dict[str, object] | None = None,
 ) -> pl.DataFrame:
-    """Per tile count: Jetstress database IOPS (all tiles) and read latency (tile 1), web server IOPS and
-    scan MB/s (all tiles), each the replication mean with its interval, on the DS5020 built with
-    ``overrides``."""
+    """Per tile count: Jetstress database IOPS (all tiles) and read latency (tile 1), averaged over
+    Orion's phases as the calibration does (:func:`~storagelab.studies.ds5020.claims.jetstress_over_orion_phases`),
+    web server IOPS and scan MB/s (all tiles, Orion at its small point), each the replication mean with
+    its interval, on the DS5020 built with ``overrides``."""
     rows = []
     for k in tiles:
-        runs = [
-            ds5020(**(overrides or {})).run(tile_workload(k), seed=seed + r, **_times(quick))
-            for r in range(replications)
-        ]
+        runs, large = (
+            [
+                ds5020(**(overrides or {})).run(tile_workload(k, *orion), seed=seed + r, **_times(quick))
+                for r in range(replications)
+            ]
+            for orion in ((), (ORION_LARGE_PHASE,))
+        )
+        jetstress = [jetstress_over_orion_phases(x, y, k) for x, y in zip(runs, large, strict=True)]
         values = {
-            "jetstress_iops": [sum(_total(x, f"jetstress {t} db") for t in range(1, k + 1)) for x in runs],
-            "jetstress_read_ms": [_mean_ms(x, "jetstress 1 db read") for x in runs],
+            "jetstress_iops": [j[0] for j in jetstress],
+            "jetstress_read_ms": [j[1] for j in jetstress],
             "web_iops": [_total(x, "web") for x in runs],
             "scan_mbps": [_total(x, "scan", "mb_per_s") for x in runs],
         }

@@ -5,7 +5,7 @@ characterization's Iometer sequential reads and the cache reads; the web server 
 
 from __future__ import annotations
 
-from storagelab.provenance import Param
+from storagelab.provenance import CHOICE_UNIT, Param
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
 from storagelab.workloads.application import (
     ApplicationWorkload,
@@ -25,22 +25,65 @@ _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
 #: 9 large (MB/s), 1 small (minimum latency).
 ORION_IOPS, ORION_MBPS, ORION_MIN_LAT = ("small", 25), ("large", 9), ("small", 1)
 
+#: Orion's time per matrix point, s (Appendix: 'Duration for each Data Point: 150 seconds').
+ORION_POINT_S = 150.0
+#: Jetstress's logged performance run, s: Figure 16's log, 'Performance logging begins' at 3:41:50 PM and
+#: 'Performance logging ends' at 5:43:56 PM. Its averages (IOPS, Avg. Disk sec/Read) are over this time.
+JETSTRESS_LOGGED_S = 2 * 3600 + 2 * 60 + 6.0
+#: The Orion point that stands for the matrix's large phase (Large = 1..10, Figure 17) in the tile runs'
+#: Jetstress figures: the middle column.
+ORION_LARGE_PHASE = ("large", 5)
 
-def tile_workload(tiles: int, orion: tuple[str, int] = ORION_IOPS) -> ApplicationWorkload:
-    """``tiles`` tiles of the mixed workload: Jetstress, Orion (``(kind, outstanding)``), the Iometer
-    web server and the 256 KB scan, each against its own tile's volumes."""
+
+def orion_large_share(num_disks: int = 5) -> float:
+    """Share of Jetstress's logged run (:data:`JETSTRESS_LOGGED_S`) during which Orion issues large IOs:
+    the basic matrix's large points with IOs outstanding (Large = 1 .. 2 x num_disks, each
+    :data:`ORION_POINT_S`). The study ran the four workloads in parallel, Jetstress the longest ('Each of
+    the four workloads ran in parallel, with the Jetstress e-mail test taking the longest to complete'),
+    so Orion's whole matrix (36 x 150 s = 90 min) falls inside Jetstress's two-hour run; the rest of that
+    run sees Orion's small points, its idle point, or no Orion."""
+    large = [q for s, q in orion_basic_matrix(num_disks) if s == 0 and q > 0]
+    return len(large) * ORION_POINT_S / JETSTRESS_LOGGED_S
+
+
+#: Orion tests running in parallel per tile. Figure 17's caption: 'It shows the performance for one of
+#: eight Orion tests running in parallel. Specifically, this report was created by the Orion utility
+#: running on a virtual machine within the fourth tile of the four tile test': eight tests over the four
+#: tiles, whose only Oracle volume is their four-drive RAID-10 LUN (Table 1: four Oracle LUNs), so two
+#: tests per tile against the same LUN, each with the same command line (so at the same matrix point at
+#: the same time). Each reports its own figures: Figure 17's report (882 IOPS, 108.27 MB/s, 5.42 ms) is
+#: one test's, and it is Table 3's tile row.
+ORION_TESTS_PER_TILE = 2
+
+
+def orion_test_name(tile: int, test: int = 1) -> str:
+    """The name of Orion test ``test`` (1-based) of tile ``tile`` in :func:`tile_workload`: its streams'
+    class prefix in results (``"orion 3.1"``)."""
+    return f"orion {tile}.{test}"
+
+
+def tile_workload(
+    tiles: int, orion: tuple[str, int] = ORION_IOPS, orion_tests: int = ORION_TESTS_PER_TILE
+) -> ApplicationWorkload:
+    """``tiles`` tiles of the mixed workload: Jetstress, ``orion_tests`` Orion tests in parallel (each at
+    the matrix point ``(kind, outstanding)``, :data:`ORION_TESTS_PER_TILE`), the Iometer web server and
+    the 256 KB scan, each against its own tile's volumes. Orion test ``j`` of tile ``t`` is named
+    :func:`orion_test_name` ``(t, j)``."""
     need_count("tile_workload", "tiles", tiles)
+    need_count("tile_workload", "orion_tests", orion_tests)
     kind, q = orion
     if kind not in ("small", "large"):
         raise ValueError(f"tile_workload: orion's kind must be 'small' or 'large', got {kind!r}")
     parts = []
     for t in range(1, tiles + 1):
-        oracle = (orion_small if kind == "small" else orion_large)(
-            f"orion {t}", outstanding=q, volume=f"oracle-{t}"
-        )
+        make = orion_small if kind == "small" else orion_large
+        oracle = [
+            make(orion_test_name(t, j), outstanding=q, volume=f"oracle-{t}", parallel_tests=orion_tests)
+            for j in range(1, orion_tests + 1)
+        ]
         parts += [
             jetstress(f"jetstress {t}", db_volume=f"exchange-db-{t}", log_volume=f"exchange-log-{t}"),
-            oracle,
+            *oracle,
             iometer_web_server(f"web {t}", volume=f"web-{t}"),
             sequential_scan(f"scan {t}", volume=f"scan-{t}"),
         ]
@@ -181,29 +224,57 @@ _ORION_PARAMS = {
     "large_io_size": documented(1024, "KiB", f"{_DOC}, Appendix: 'Large IO size: 1024 KB'"),
     "write_pct": documented(30, "%", f"{_DOC}, Appendix: 'Write: 30%'"),
     "num_disks": documented(5, "count", f"{_DOC}, Appendix: 'Num_disks: 5'"),
-}
+    "simulated_array": Param("RAID 0", CHOICE_UNIT, "document", f"{_DOC}, Appendix: 'Simulated Array Type: RAID 0' "
+                             "(Figure 17: '-simulate raid0'); over the one target ('1 FILES found') the simulated "
+                             "volume is the LUN itself", choices=("RAID 0",)),
+    "stripe_depth": documented(1024, "KiB", f"{_DOC}, Appendix: 'Stripe Depth: 1024 KB': the simulated RAID 0's "
+                               "stripe, to which Orion aligns its large random IOs (one stripe each)"),
+}  # fmt: skip
+
+
+def _orion_params(parallel_tests: int) -> dict[str, Param]:
+    need_count("orion", "parallel_tests", parallel_tests)
+    return dict(
+        _ORION_PARAMS,
+        parallel_tests=documented_default(
+            parallel_tests, ORION_TESTS_PER_TILE, "count", f"{_DOC}, Figure 17: 'one of eight Orion tests running "
+            "in parallel' in the four-tile test: two per tile, on the tile's one Oracle LUN (Table 1)"
+        ),
+    )  # fmt: skip
 
 
 def orion_small(
-    name: str = "orion small", *, outstanding: int = 25, volume: str = "oracle", span: int = ORION_DS5020_SPAN
+    name: str = "orion small",
+    *,
+    outstanding: int = 25,
+    volume: str = "oracle",
+    span: int = ORION_DS5020_SPAN,
+    parallel_tests: int = ORION_TESTS_PER_TILE,
 ) -> ApplicationWorkload:
-    """Orion small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the test target
-    (the whole Oracle LUN in the DS5020 run, :data:`ORION_DS5020_SPAN`). Orion's basic matrix peaks at
-    25 outstanding (5 x num_disks)."""
+    """One Orion test's small random IO (OLTP): ``outstanding`` 8 KiB random IOs, 30 % writes, over the
+    test target (the whole Oracle LUN in the DS5020 run, :data:`ORION_DS5020_SPAN`). Orion's basic matrix
+    peaks at 25 outstanding (5 x num_disks). ``parallel_tests`` records how many such tests share the
+    target (the caller builds each)."""
     need_count("orion_small", "outstanding", outstanding)
-    params = dict(_ORION_PARAMS, outstanding_small=documented(outstanding, "count", f"{_DOC}, Figure 17: small "
-                  "points 1..25 (5 x Num_disks); peak IOPS at Small=25"))  # fmt: skip
+    params = dict(_orion_params(parallel_tests), outstanding_small=documented(outstanding, "count", f"{_DOC}, "
+                  "Figure 17: small points 1..25 (5 x Num_disks); peak IOPS at Small=25"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_SMALL, span, workers=outstanding),), params)
 
 
 def orion_large(
-    name: str = "orion large", *, outstanding: int = 9, volume: str = "oracle", span: int = ORION_DS5020_SPAN
+    name: str = "orion large",
+    *,
+    outstanding: int = 9,
+    volume: str = "oracle",
+    span: int = ORION_DS5020_SPAN,
+    parallel_tests: int = ORION_TESTS_PER_TILE,
 ) -> ApplicationWorkload:
-    """Orion large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes, over the test target
-    (:data:`ORION_DS5020_SPAN`; the DS5020 run's peak MB/s was at Large=9 of its 0..10 columns)."""
+    """One Orion test's large random IO (DSS): ``outstanding`` 1 MiB random IOs, 30 % writes, each one
+    stripe of the simulated RAID 0 (1 MiB aligned), over the test target (:data:`ORION_DS5020_SPAN`;
+    the DS5020 run's peak MB/s was at Large=9 of its 0..10 columns)."""
     need_count("orion_large", "outstanding", outstanding)
-    params = dict(_ORION_PARAMS, outstanding_large=documented(outstanding, "count", f"{_DOC}, Figure 17: maximum "
-                  "MBPS at Large=9 of 'Large Columns: 0..10'"))  # fmt: skip
+    params = dict(_orion_params(parallel_tests), outstanding_large=documented(outstanding, "count", f"{_DOC}, "
+                  "Figure 17: maximum MBPS at Large=9 of 'Large Columns: 0..10'"))  # fmt: skip
     return ApplicationWorkload(name, (Stream(name, volume, ORION_LARGE, span, workers=outstanding),), params)
 
 
