@@ -95,6 +95,15 @@ def _host_cpu_s(configuration: str) -> tuple[float, int]:
     return p["cpu_cycles_per_io"].value / p["core_clock"].si, cores
 
 
+def _stack_visits(share: float, copies: int) -> float:
+    """The software/network delay's mean per VM IO in units of the delay: the share spent once per IO,
+    plus the share spent per copy, once for a read and, for a write, the mean of the slowest of
+    ``copies`` parallel paths, taken as for exponential times (the harmonic number H_copies: 1.5 for two;
+    the preset's lognormal delays have the scv of an exponential)."""
+    slowest = sum(1 / k for k in range(1, copies + 1))
+    return (1 - share) + share * (READ + (1 - READ) * slowest)
+
+
 def mva_iops(vms: int, stack_ms: float, configuration: str, hit: float = 1.0) -> float:
     """Throughput (IOPS) of ``vms`` QD1 workers by MVA of the model network: a delay (software,
     network, flash), per host its CPU cores (``c`` servers, by Seidmann's approximation: a queue of
@@ -102,8 +111,10 @@ def mva_iops(vms: int, stack_ms: float, configuration: str, hit: float = 1.0) ->
     one queue per capacity drive, which the read misses (``1 - hit`` of the reads) visit uniformly."""
     cpu_s, cores = _host_cpu_s(configuration)
     cpu_d = cpu_s * VISITS
-    link_d = BLOCK / preset.params(configuration)["host_link_rate"].si * VISITS
-    demands = [1e-3 * (stack_ms + _device_ms(configuration, hit)) + cpu_d * (cores - 1) / cores]
+    p = preset.params(configuration)
+    link_d = BLOCK / p["host_link_rate"].si * VISITS
+    stack_d = stack_ms * _stack_visits(float(p["copy_path_share"].value), int(p["copies"].value))
+    demands = [1e-3 * (stack_d + _device_ms(configuration, hit)) + cpu_d * (cores - 1) / cores]
     demands += [cpu_d / cores] * HOSTS + [link_d] * HOSTS
     kinds = ["delay"] + ["queue"] * (2 * HOSTS)
     if configuration != "all-flash NVMe" and hit < 1.0:
