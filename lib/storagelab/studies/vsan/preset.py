@@ -92,6 +92,28 @@ _ORDERING_SOURCE = (
     "orders its queue"
 )
 
+#: Why the all-flash cluster is a hybrid disk group (parameter sources).
+_AF_HYBRID_MODE = (
+    f". The all-flash cluster runs in this hybrid mode too: {_DOC}, All Flash Virtual SAN: 'Virtual SAN requires "
+    "that a host have a minimum of one SSD for cache and one HDD for storage which precludes All Flash ... it is "
+    "possible to identify SSDs as HDDs' (the 'disable_ssd' claim rule), so vSAN 5.5 treats the S3500s as "
+    "capacity HDDs and the P3700 ('SSD Cache') as a hybrid cache device, a read cache and a write buffer, which "
+    "the study cleared before each VM count ('the Write Buffer and Read Cache were cleared ... on each host')"
+)
+
+#: What the E5 v2 hosts' write-log limits are taken as, and why (their own table does not set them).
+_UPDATE_1_LOG = (
+    f". NOT the E5 v2 hosts' own setting: they ran ESXi 5.5 Update 1 (Build 1623387), and the two settings are "
+    f"stated for the E5 v3 hosts on Update 2 only ({_DOC}, ESXi Versions and Optimizations: 'VMware had made some "
+    "adjustments to the Virtual SAN code in this release. These changes affected congestion limits ... and were "
+    "designed with smaller SSDs in mind. Intel worked with VMware's VSAN performance team and isolated two "
+    "commands to improve performance'). Update 1's own limits were not found in any source. Taken as the E5 v3 "
+    "hosts' values: Update 2 changed the limits for smaller SSDs than these 800 GB ones and Intel's settings undo "
+    "that on them, so Update 1 (before the change) is read as having room of that order. The evidence allows "
+    "from below 8 and 12 GB (Update 2's own defaults, not stated, which Intel raised) up to 16 GB, the write log's "
+    "allocated limit VMware states for later releases (KB 2149127: 'the max allocated size limit (16GB)')"
+)
+
 #: The fitted value (``storagelab.studies.vsan.claims.fit()`` reproduces it; a test checks it).
 FITTED_STACK_DELAY_MS = 0.5321
 
@@ -110,13 +132,22 @@ PROCESSORS: dict[str, tuple[str, int, float]] = {
 #: CPU cycles per IO on a host that processes it: an ESXi storage IO's measured cost, as the source says.
 CPU_CYCLES_PER_IO = 145_300
 _CYCLES_SOURCE = (
-    "CPU cycles a host spends per IO it processes (vSAN's client and owner paths, the vmkernel storage "
-    "stack): not stated anywhere found for vSAN 5.5. Taken as the cost of one 4 KiB random read through an "
-    "ESXi 8.0.3 storage stack measured by D. Kovar, 'CPU cycles required for general storage workload' "
+    "CPU cycles a host spends per IO it processes (vSAN's DOM owner and component, LSOM, the vmkernel storage "
+    "stack and the RDT network stack): no figure for vSAN 5.5 or ESXi 5.5 was found (searched: VMware's vSAN "
+    "5.5 launch posts and their reviews, vSAN 6.0 performance papers, vSphere 5.x storage studies). The value "
+    "is a measurement of a different release and scope, kept as the order of magnitude: one 4 KiB random read "
+    "through an ESXi 8.0.3 storage stack, D. Kovar, 'CPU cycles required for general storage workload' "
     "(vcdx200.uw.cz/2024/12/cpu-cycles-required-for-general-storage.html): '4 KiB, 100% read, 100% random - "
     "3,813 IOPS' at '13.85% CPU = 554.0 MHz', '145.3 KHz for reading 1 IOPS' (a VM's 2 vCPUs at 2 GHz, "
-    "Iometer, local NVMe). An assumption of the order of magnitude (a different ESXi version, the guest's "
-    "cycles not vSAN's), not a fit: at 2.3 GHz it is 63 us per visit"
+    "Iometer, local NVMe: the guest's and the vmkernel's cycles charged to the VM, at a low rate, not vSAN's "
+    "path on 2014 hosts). An assumption, not a fit. The range the evidence allows: from about 27,000 cycles, "
+    "one IO through a SATA (AHCI) driver alone (a 2016 figure, quoted at "
+    "top.parrot.ru/unidatalinechat/s2/00001/338.html: 'Divide this number by 27,000 and you know you can "
+    "potentially run 81,482 IOPS on a core'), a floor for any IO that reaches a SATA device, up to about 2.3 "
+    "million, where one visit would take 1 ms of a 2.3 GHz core, longer than the round trip of most of the "
+    "study's IOs at four VMs (71-76.5 % under 1 ms). At 145,300 cycles a host of the study serves 413,000 "
+    "(E5-2690 v2) or 570,000 (E5-2699 v3) visits per second on all its cores; at the top of the range "
+    "26,000 or 36,000"
 )
 
 
@@ -130,7 +161,7 @@ def params(configuration: str) -> dict[str, Param]:
     board = "Intel S2600WT" if configuration != "hybrid Xeon E5 v2" else "Intel 2600GZ"
     e5_v3 = configuration != "hybrid Xeon E5 v2"  # the E5 v3 hybrid and the all-flash cluster: one host type
     log_origin = "document" if e5_v3 else "assumption"
-    log_note = "" if e5_v3 else "; stated for the E5 v3 hosts only, taken as the same"
+    log_note = "" if e5_v3 else _UPDATE_1_LOG
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
         "copies": Param(
@@ -219,6 +250,28 @@ def params(configuration: str) -> dict[str, Param]:
             "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
         ),
     }
+    # every configuration is a vSAN 5.5 hybrid disk group: one cache device (read cache and write buffer)
+    # in front of four capacity devices; the all-flash one too, its S3500s marked as HDDs
+    p |= {
+        "read_cache_share": Param(
+            0.7,
+            "ratio",
+            "assumption",
+            "share of each cache device used as read cache, the rest the write buffer: VMware's split for "
+            "hybrid disk groups (70/30); not stated in the document"
+            + ("" if configuration != "all-flash NVMe" else _AF_HYBRID_MODE),
+            high=1.0,
+        ),
+        "read_cache_resident": Param(
+            1.0,
+            "ratio",
+            "assumption",
+            "share of the data the read cache and write "
+            "buffer hold since they were last cleared, the read hit ratio when they "
+            "can hold it all; 1 = warm. The study's scenarios set it from the test "
+            "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)",
+        ),
+    }
     if configuration == "all-flash NVMe":
         p |= {
             "capacity_device": Param(
@@ -236,11 +289,12 @@ def params(configuration: str) -> dict[str, Param]:
                 "it bounds the destage IOs in flight",
                 high=32,
             ),
-            "write_buffer_device": Param(
+            "cache_device": Param(
                 "NVMe SSD",
                 PRESET_UNIT,
                 "datasheet",
-                f"{_DOC}: P3700 NVMe write buffer (Intel P3700 datasheet figures)",
+                f"{_DOC}: '4x 800GB Intel SSD DC P3700 Series with NVMe' under 'SSD Cache', one per host, the "
+                "disk group's cache device: read cache and write buffer (Intel P3700 datasheet figures)",
                 capacity="device",
             ),
         }
@@ -261,15 +315,6 @@ def params(configuration: str) -> dict[str, Param]:
                 f"{_DOC}: 1.2 TB 10K SAS drives (Savvio 10K datasheet figures)",
                 capacity="device",
             ),
-            "read_cache_share": Param(
-                0.7,
-                "ratio",
-                "assumption",
-                "share of each cache SSD used as read cache, "
-                "the rest the write buffer: VMware's split for hybrid disk groups (70/30); "
-                "not stated in the document",
-                high=1.0,
-            ),
             "drive_ordering": command_ordering(source=_ORDERING_SOURCE),
             "drive_queue_depth": Param(
                 32,
@@ -278,15 +323,6 @@ def params(configuration: str) -> dict[str, Param]:
                 "commands a 10K drive reorders (SAS tagged "
                 "command queue), which also bounds the destage IOs in flight; not stated",
                 high=256,
-            ),
-            "read_cache_resident": Param(
-                1.0,
-                "ratio",
-                "assumption",
-                "share of the data the read cache and write "
-                "buffer hold since they were last cleared, the read hit ratio when they "
-                "can hold it all; 1 = warm. The study's scenarios set it from the test "
-                "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)",
             ),
         }
     return p  # fmt: skip
@@ -308,7 +344,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
     roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "host CPUs": [], "host links": []}
-    devices: dict[str, list[Component]] = {"cache": [], "buffer": []}
+    devices: dict[str, list[Component]] = {"cache": []}
     cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
     cpu_time = p["cpu_cycles_per_io"].value / p["core_clock"].si  # s per visit on one core
     share, scv = float(p["copy_path_share"].value), p["stack_delay_scv"].value
@@ -317,44 +353,42 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     level = int(p["log_level"].si)
     backlog = int(p["log_high_limit"].si) - level
     for h in range(1, int(p["hosts"].value) + 1):
-        if configuration == "all-flash NVMe":
+        cache_name = "P3700" if configuration == "all-flash NVMe" else "S3700"
+        ssd = _log(f"host {h} {p.device_label('cache_device', cache_name)} cache", p.device("cache_device"))
+        devices["cache"].append(ssd)
+        if configuration == "all-flash NVMe":  # the S3500s, marked as HDDs: the disk group's capacity tier
             label = p.device_label("capacity_device", "S3500")
-            ssds = [Station(f"host {h} {label} {i}", p.device("capacity_device")) for i in range(per_host)]
-            roles.setdefault("capacity SSDs", []).extend(ssds)
-            capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), ssds)
-            buffer = _log(
-                f"host {h} {p.device_label('write_buffer_device', 'NVMe')} write buffer",
-                p.device("write_buffer_device"),
-            )
-            devices["buffer"].append(buffer)
-            log = WriteLog(f"host {h} write log", buffer, capacity, level_bytes=level, backlog_bytes=backlog,
-                           max_destage=per_host * int(p["capacity_queue_depth"].value))  # fmt: skip
-            roles["write logs"].append(log)
-            tier = ReadWriteSplit(f"host {h} tiers", capacity, log)
+            members = [Station(f"host {h} {label} {i}", p.device("capacity_device")) for i in range(per_host)]
+            roles.setdefault("capacity SSDs", []).extend(members)
+            depth = int(p["capacity_queue_depth"].value)
         else:
-            ssd = _log(f"host {h} {p.device_label('cache_device', 'S3700')} cache", p.device("cache_device"))
-            devices["cache"].append(ssd)
             ordering = str(p["drive_ordering"].value)
             depth = int(p["drive_queue_depth"].value)
-            hdds = []  # each drive a fresh device: its head and platter are its own
+            members = []  # each drive a fresh device: its head and platter are its own
             for i in range(per_host):
                 order = DISCIPLINES[ordering]() if ordering == "fifo" else DISCIPLINES[ordering](depth=depth)
                 label = p.device_label("capacity_device", "10K")
-                hdds.append(Station(f"host {h} {label} {i}", p.device("capacity_device"), discipline=order))
-            roles["drives"] += hdds
-            capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
-            cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
-            reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
-                                        resident_share=float(p["read_cache_resident"].value))  # fmt: skip
-            log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level, backlog_bytes=backlog,
-                           max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
-            roles["write logs"].append(log)
-            tier = ReadWriteSplit(f"host {h} tiers", reads, log)
+                members.append(
+                    Station(f"host {h} {label} {i}", p.device("capacity_device"), discipline=order)
+                )
+            roles["drives"] += members
+        capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), members)
+        cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
+        reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
+                                    resident_share=float(p["read_cache_resident"].value))  # fmt: skip
+        log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level, backlog_bytes=backlog,
+                       max_destage=per_host * depth)  # fmt: skip
+        roles["write logs"].append(log)
+        tier = ReadWriteSplit(f"host {h} tiers", reads, log)
         nic = Link(f"host {h} 10GbE", p["host_link_rate"].si)
         cpu = Station(f"host {h} CPU cores", Exponential(cpu_time), servers=cores)
         roles["host CPUs"].append(cpu)
         roles["host links"].append(nic)
-        path = [nic, cpu, tier] if copy_delay is None else [Delay(f"host {h} copy path", copy_delay), nic, cpu, tier]
+        path = (
+            [nic, cpu, tier]
+            if copy_delay is None
+            else [Delay(f"host {h} copy path", copy_delay), nic, cpu, tier]
+        )
         nodes.append(Path(f"host {h}", path))
     copies = int(p["copies"].value)
     if copies > len(nodes):
@@ -376,9 +410,9 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     ]  # fmt: skip
     if configuration == "all-flash NVMe":
         stages += [
-            Stage("NVMe write buffer", stations_and_links(devices["buffer"]),
-                  f"{p['write_buffer_device'].value} (the study's Intel DC P3700 800 GB), one per host",
-                  cost=("write_buffer_device",)),
+            Stage("NVMe cache", stations_and_links(devices["cache"]),
+                  f"{p['cache_device'].value} (the study's Intel DC P3700 800 GB: read cache and write buffer), "
+                  "one per host", cost=("cache_device",)),
             Stage("capacity SSDs", roles["capacity SSDs"], f"{p['capacity_device'].value}, {per_host} per host",
                   cost=("capacity_device",)),
         ]  # fmt: skip
