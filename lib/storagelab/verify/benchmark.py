@@ -242,8 +242,9 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     and device models: a process per VM; per copy a process that takes the software path and network
     (a timeout), crosses its host's 10 GbE port (a ``simpy.Resource`` per direction: a write's payload in, a
     read's data out), queues for the host's CPU cores (a ``simpy.Resource`` of that many) and for its
-    NVMe cache device (a warm read cache and the write buffer: every read hits it); a write
-    waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
+    NVMe cache device (a warm read cache and the write buffer: every read hits it, on one of the drive's
+    units; a write is acknowledged from the drive's DRAM and programmed on a unit in the background, as
+    :func:`~storagelab.components.flash.flash_drive` does); a write waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
     writes it to one of the host's capacity SSDs (the preset's write log at its level destages one IO
     per write, at sweep addresses spread over the SSDs; its queue limits are never reached here)."""
     hosts, copies, per_host, unit, stack_mean, stack_scv, cores, node_mean, link_s, ssd, nvme, blocks = (
@@ -264,6 +265,11 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
             yield req
             yield env.timeout(ssd.service_time(False, 4096, 0, rng))
 
+    def program(h: int):
+        with writes[h].request() as req:
+            yield req
+            yield env.timeout(nvme.service_time(False, 4096, 0, rng))
+
     def copy(h: int, is_read: bool, address: int):
         yield env.timeout(rng.lognormal(np.log(stack_mean) - sigma2 / 2, np.sqrt(sigma2)))  # this copy's path
         if not is_read:  # the write's payload enters the host's port
@@ -273,12 +279,15 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
         with cpu[h].request() as req:
             yield req
             yield env.timeout(rng.exponential(node_mean))
-        with writes[h].request() as req:  # the cache device: a read hit or the write buffer
-            yield req
-            yield env.timeout(nvme.service_time(is_read, 4096, 0, rng))
-        if not is_read:
+        if is_read:  # a read hit on one of the cache device's units
+            with writes[h].request() as req:
+                yield req
+                yield env.timeout(nvme.service_time(True, 4096, 0, rng))
+        else:  # acknowledged from the drive's power-protected DRAM, programmed on a unit in the background
+            yield env.timeout(nvme.host_write_latency)
+            env.process(program(h))
             env.process(destage(h))
-        else:  # the read's data leave through the host's port
+        if is_read:  # the read's data leave through the host's port
             with nic[h][1].request() as req:
                 yield req
                 yield env.timeout(link_s)
@@ -387,8 +396,9 @@ def run_floor_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     def write_cpu(a: tuple) -> None:
         at(fifo(cpu[a[1]], cpu_time()), write_device, a)
 
-    def write_device(a: tuple) -> None:
-        at(fifo(writes[a[1]], nvme.service_time(False, 4096, 0, rng)), written, a)
+    def write_device(a: tuple) -> None:  # acknowledged from the drive's DRAM, programmed in the background
+        fifo(writes[a[1]], nvme.service_time(False, 4096, 0, rng))
+        at(clock[0] + nvme.host_write_latency, written, a)
 
     def written(a: tuple) -> None:
         io, h = a  # the copy is destaged to one of its host's capacity SSDs (nothing waits for it)
