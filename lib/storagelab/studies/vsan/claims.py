@@ -2,12 +2,13 @@
 
 :func:`fit` derives the model's one fitted parameter, the software/network delay, on the all-flash
 IOPS at 16 VMs, where the QD1 workers' IOPS measure a latency: by simulation of the preset (the quick
-calibration's runs), from a bracket that MVA of its network gives (a delay for the software path,
+calibration's runs, each at its protocol hit ratio, as the scenario runs it), from a bracket that MVA of its network gives (a delay for the software path,
 network and flash; per host its CPU cores, visited 0.325 times per IO: 70 % reads on one copy, 30 %
 writes on two, over four hosts, at the per-IO cost the preset states; and its 10 GbE port). The hybrids share it (same vSAN version and network). The IOPS at 32 and 64 VMs are
 predictions: no fitted parameter sets a capacity.
 
-The hybrids' read caches are not warm: the study cleared the read cache and write buffer before each
+The read caches (the hybrids' S3700s and, vSAN 5.5 running the all-flash cluster as a hybrid disk group,
+its P3700s) are not warm: the study cleared the read cache and write buffer before each
 VM count and measured 90 minutes after a 30-minute ramp, three times, while a VM's random 4 KiB IOs at
 QD1 touch only part of its 7.5 GB in that time. The scenarios set each hybrid's read hit ratio from
 that protocol (:func:`protocol_hit_ratio`), so read misses reach the 10K drives, at every VM count by

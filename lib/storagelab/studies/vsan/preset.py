@@ -1,12 +1,16 @@
 """VMware Virtual SAN 5.5 on four Intel servers, in the three configurations of the reference
 architectures: hybrid on Xeon E5 v2, hybrid on Xeon E5 v3 (one 800 GB S3700 SSD as read cache and
-write buffer in front of four 1.2 TB 10K SAS drives per host) and all-flash on Xeon E5 v3 (one 800 GB
-P3700 NVMe write buffer in front of four 800 GB S3500 SATA SSDs per host).
+write buffer in front of four 1.2 TB 10K SAS drives per host) and "all-flash" on Xeon E5 v3 (one 800 GB
+P3700 NVMe in front of four 800 GB S3500 SATA SSDs per host, which vSAN 5.5 runs as a hybrid disk group:
+the study marked the S3500s as HDDs, so the P3700 is a read cache and write buffer like the S3700).
 
-A VM's IO passes the vSAN software path and the 10 GbE network (a delay with a lognormal spread), then
-the cluster places it: reads on one host holding a copy, writes on both copies (FTT = 1), complete when
-both are done. On a host, an IO is processed by the host's vSAN IO path (one FIFO server) and then by
-its devices. In the hybrid configurations a read hits the host's SSD read cache (70 % of the SSD, 560
+The cluster places a VM's IO: reads on one host holding a copy, writes on both copies (FTT = 1) in
+parallel, complete when both are done. Each copy's path takes the vSAN software path and the 10 GbE
+network (a delay with a lognormal spread, ``copy_path_share`` of it per copy, the rest once per IO:
+all of it per copy, so a write waits for the slower of two draws, about 1.4 x an FTT=0 write at a
+light load; the document's 'nearly doubling the write time' would need the copies one after the
+other, which the sources found contradict), the host's CPU cores and then its devices. In every
+configuration a read hits the host's SSD read cache (70 % of the SSD, 560
 GB) with the probability an LRU cache of that size has over what the host's VMs read
 (:class:`~storagelab.components.tiering.WorkingSetReadCache`: each IO class's data and share of the
 reads, Che's approximation), capped by ``read_cache_resident``, the share of the data read or written
@@ -24,16 +28,17 @@ block still in the log is absorbed: 8 GB of the 240 GB each host holds at 64 VMs
 writes), at the addresses the sweep of an 8 GB log finds (a few blocks apart on the drive: cheap to a
 drive that orders by rotation, which SAS drives with tagged command queuing do). Above the level the
 backlog grows; at 12 GB writes are held (congestion).
-In the all-flash configuration writes land in a write log on the NVMe buffer, which destages them to
-the S3500 capacity SSDs by the same mechanism (the same 8 and 12 GB limits, set on these E5 v3 hosts
-too; at most 32 destage IOs queued per SSD, SATA's command queue), and reads come from the S3500s
-(the "Intel DC S3500" device preset, Intel's S3500 figures: 75,000 random 4 KiB reads and 11,500
-writes per second). An SSD's time does not depend on the address, so the sweep's order does not
-matter to it: each destaged write costs an S3500 its random-write time (about 0.35 ms on one of its
-four units), which the reads queued behind it wait for. Not modelled: vSAN 5.5 had no all-flash
-mode (the study's S3500s were 'marked as HDD', datasets/vsan.csv), so the P3700 presumably also
-served a read cache in front of them, cleared before each VM count like the hybrids'; here every
-read goes to the S3500s.
+In the all-flash configuration the P3700 is the same hybrid cache device (vSAN 5.5 had no all-flash
+mode: the study's S3500s were 'marked as HDD', its 'disable_ssd' claim rule): 70 % of it a read cache,
+its residency set by the same cache-clearing protocol, and a write log that destages to the S3500
+capacity SSDs by the same mechanism (the same 8 and 12 GB limits, set on these E5 v3 hosts too; at
+most 32 destage IOs queued per SSD, SATA's command queue); read misses go to the S3500s (the "Intel
+DC S3500" device preset, Intel's S3500 figures: 75,000 random 4 KiB reads and 11,500 writes per
+second). An SSD's time does not depend on the address, so the sweep's order does not matter to it:
+each destaged write costs an S3500 its random-write time (about 0.35 ms on one of its four units),
+which the read misses queued behind it wait for. (Before, every read went to the S3500s.)
+The E5 v2 hosts ran ESXi 5.5 Update 1, whose own congestion limits no source found states: they take
+the E5 v3 hosts' 8 and 12 GB as an assumption with its range (their own table does not set them).
 
 The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a parameter: with every VM's
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
@@ -43,7 +48,9 @@ One parameter is fitted (:func:`storagelab.studies.vsan.claims.fit`): the softwa
 simulation of this preset on the all-flash IOPS at 16 VMs (the quick calibration's runs, from a bracket
 that MVA of this network gives), where one IO outstanding per VM makes the IOPS a measure of latency. Every capacity comes from hardware (:meth:`Topology.capacities`): each host processes the IOs
 it serves on its cores (two sockets of the processor the document names, with the cores and clock of
-Intel's specifications) at a per-IO cost in CPU cycles stated as an assumption with its source, and its
+Intel's specifications) at a per-IO cost in CPU cycles, an assumption with its range (no figure of vSAN
+5.5's era was found; the value is a later release's measurement: anywhere in the range the evidence
+allows, the cores cap a host far above the 64-VM load, except at its very top), and its
 10 GbE port carries their data; before, one server per host with a per-IO time fitted on the 64-VM
 plateau capped every host near 13,700 visits per second whatever its hardware. The hybrids share the
 delay (same vSAN version and network; the E5 v2 hosts' earlier ESXi 5.5 Update 1 build is not modelled).
