@@ -260,16 +260,17 @@ def all_flash_destage(
     replications: int = 2,
     capacity_devices: tuple[str, ...] = ("Intel DC S3500", "SATA SSD"),
 ) -> pl.DataFrame:
-    """What destaging the all-flash write buffer costs at ``vms`` VMs: per capacity device preset (the
-    preset's ``Intel DC S3500``; ``SATA SSD``, the S3700 figures the preset used before), the simulated
-    IOPS, the utilisation of the host CPU cores and of the capacity SSDs, each SSD's reads and destage
+    """What destaging the all-flash write buffer costs at ``vms`` VMs, its P3700 read cache at the study's
+    protocol hit ratio (that of the preset's S3500s, for both devices: the read misses reach the capacity
+    SSDs): per capacity device preset (the preset's ``Intel DC S3500``; ``SATA SSD``, the S3700 figures the
+    preset used before), the simulated IOPS, the utilisation of the host CPU cores and of the capacity SSDs, each SSD's reads and destage
     writes per second, the writes the log held, and the share of IOs under 2, 5 and 10 ms (means over
     ``replications`` runs and over the hosts and SSDs)."""
     conf, rows = "all-flash NVMe", []
     for device in capacity_devices:
         runs = []
         for r in range(replications):
-            topo = preset.vsan(conf, capacity_device=device)
+            topo = preset.vsan(conf, capacity_device=device, **protocol_overrides(conf, vms, seed + r))
             res = topo.run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
             stat = functools.partial(_role_values, topo, res)
             ssds = stat("capacity SSDs", "completed").len()
