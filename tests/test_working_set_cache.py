@@ -223,7 +223,8 @@ def test_the_monotone_fixed_point_is_found_from_below_without_runs_near_one():
 
 def test_each_vsan_hybrid_replication_runs_at_the_fixed_point_of_its_own_seed(monkeypatch):
     """A calibration replication on seed k builds the hybrid at seed k's fixed point (so the fixed
-    point's noise enters the replications' spread); the all-flash preset has no read cache to set."""
+    point's noise enters the replications' spread); the all-flash cluster too, its P3700 a hybrid read
+    cache (vSAN 5.5 ran it as a hybrid disk group)."""
     from storagelab.studies.vsan import claims
 
     monkeypatch.setattr(claims, "cold_cache_hit_ratio", lambda vms, conf, seed=1: 0.5 + seed / 100)
@@ -240,7 +241,7 @@ def test_each_vsan_hybrid_replication_runs_at_the_fixed_point_of_its_own_seed(mo
     for seed in (1, 3):
         hybrid.run(seed, True)
     assert built == [0.51, 0.53]
-    assert claims.protocol_overrides("all-flash NVMe", 4, 3) == {}
+    assert claims.protocol_overrides("all-flash NVMe", 4, 3) == {"read_cache_resident": 0.53}
 
 
 def test_a_hybrid_scenario_takes_the_run_its_fixed_point_ended_on():

@@ -198,12 +198,12 @@ def test_vsan_all_flash_destages_its_nvme_write_buffer_to_the_s3500s():
     E5 v3 hybrid (set on those hosts) and destages one IO per write that brings a new block to the S3500
     capacity SSDs (8 GB over the 60 GB each host holds at 16 VMs: 13 % are overwrites the log absorbs),
     which are modelled with the S3500's own figures (11,500 random writes per second, against the S3700's
-    36,000) and also serve the reads."""
+    36,000) and also serve the reads the P3700's read cache misses (here half, as after a cache clear)."""
     from storagelab.devices import preset as device
     from storagelab.studies.vsan.preset import vsan
     from storagelab.studies.vsan.workloads import SPAN_PER_VM, vsan_iometer
 
-    topo = vsan("all-flash NVMe")
+    topo = vsan("all-flash NVMe", read_cache_resident=0.5)
     p = topo.params
     assert p["capacity_device"].value == "Intel DC S3500" and p["capacity_device"].origin == "datasheet"
     assert device("Intel DC S3500").max_iops(False) == pytest.approx(11500)
@@ -216,7 +216,7 @@ def test_vsan_all_flash_destages_its_nvme_write_buffer_to_the_s3500s():
     coalesced = topo.role_stats(res, "write logs", "coalesced_writes")["value"].sum()
     assert writes > 0 and destages == pytest.approx(writes - coalesced, rel=0.02)
     assert coalesced / writes == pytest.approx(8e9 / (16 * SPAN_PER_VM * 2 / 4), abs=0.02)
-    assert completed > destages  # the reads and the destage both reach the S3500s
+    assert completed > 1.5 * destages  # the read misses and the destage both reach the S3500s
     assert topo.role_stats(res, "write logs", "held_writes")["value"].sum() == 0
 
 

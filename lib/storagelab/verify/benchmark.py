@@ -206,13 +206,13 @@ class _TextbookCluster(NamedTuple):
     copies: int
     per_host: int  # capacity SSDs per host
     unit: int  # placement unit (bytes): which host holds a block, and which of its SSDs
-    stack_mean: float  # the software path's mean delay (s)
+    stack_mean: float  # the software path's mean delay (s), on each copy's path
     stack_scv: float  # and its squared coefficient of variation
     cores: int  # per host
     node_mean: float  # mean CPU time per copy (s)
     link_s: float  # one 4 KiB crossing of a host's port (s)
     ssd: Any  # a capacity SSD's model (fresh)
-    nvme: Any  # a write buffer's model (fresh)
+    nvme: Any  # a cache device's model (fresh): the read cache and write buffer
     blocks: int  # 4 KiB blocks the VMs address
 
 
@@ -223,22 +223,28 @@ def _textbook_cluster() -> _TextbookCluster:
     from storagelab.studies.vsan.workloads import SPAN_PER_VM
 
     p = vsan(VSAN_CONFIGURATION).params
+    if (p["copy_path_share"].value, p["read_cache_resident"].value) != (1.0, 1.0):
+        raise ValueError(
+            "the textbook models take the whole software delay on each copy's path and every "
+            "read from the warm cache device; the preset now declares otherwise"
+        )
     return _TextbookCluster(
         int(p["hosts"].value), int(p["copies"].value), int(p["capacity_devices_per_host"].value),
         int(p["placement"].si), p["stack_delay"].si, p["stack_delay_scv"].value,
         int(p["host_sockets"].value * p["cores_per_socket"].value), p["cpu_cycles_per_io"].value / p["core_clock"].si,
-        4096 / p["host_link_rate"].si, p.device("capacity_device"), p.device("write_buffer_device"),
+        4096 / p["host_link_rate"].si, p.device("capacity_device"), p.device("cache_device"),
         VSAN_VMS * SPAN_PER_VM // 4096,
     )  # fmt: skip
 
 
 def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     """The same closed mirrored cluster written the textbook SimPy way, with the preset's parameter values
-    and device models: a process per VM; the software path and network as a timeout; per copy a process
-    that crosses its host's 10 GbE port (a ``simpy.Resource`` per direction: a write's payload in, a
-    read's data out), queues for the host's CPU cores (a ``simpy.Resource`` of that many) and for the device's (the
-    capacity SSD the 1 MiB placement unit stripes to for reads, the NVMe buffer for writes); a write
-    waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
+    and device models: a process per VM; per copy a process that takes the software path and network
+    (a timeout), crosses its host's 10 GbE port (a ``simpy.Resource`` per direction: a write's payload in, a
+    read's data out), queues for the host's CPU cores (a ``simpy.Resource`` of that many) and for its
+    NVMe cache device (a warm read cache and the write buffer: every read hits it, on one of the drive's
+    units; a write is acknowledged from the drive's DRAM and programmed on a unit in the background, as
+    :func:`~storagelab.components.flash.flash_drive` does); a write waits for both copies with ``all_of``. Each copy written to a buffer starts a destage process that
     writes it to one of the host's capacity SSDs (the preset's write log at its level destages one IO
     per write, at sweep addresses spread over the SSDs; its queue limits are never reached here)."""
     hosts, copies, per_host, unit, stack_mean, stack_scv, cores, node_mean, link_s, ssd, nvme, blocks = (
@@ -259,7 +265,13 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
             yield req
             yield env.timeout(ssd.service_time(False, 4096, 0, rng))
 
+    def program(h: int):
+        with writes[h].request() as req:
+            yield req
+            yield env.timeout(nvme.service_time(False, 4096, 0, rng))
+
     def copy(h: int, is_read: bool, address: int):
+        yield env.timeout(rng.lognormal(np.log(stack_mean) - sigma2 / 2, np.sqrt(sigma2)))  # this copy's path
         if not is_read:  # the write's payload enters the host's port
             with nic[h][0].request() as req:
                 yield req
@@ -267,13 +279,15 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
         with cpu[h].request() as req:
             yield req
             yield env.timeout(rng.exponential(node_mean))
-        device, model = (reads[h][(address // unit) % per_host], ssd) if is_read else (writes[h], nvme)
-        with device.request() as req:
-            yield req
-            yield env.timeout(model.service_time(is_read, 4096, 0, rng))
-        if not is_read:
+        if is_read:  # a read hit on one of the cache device's units
+            with writes[h].request() as req:
+                yield req
+                yield env.timeout(nvme.service_time(True, 4096, 0, rng))
+        else:  # acknowledged from the drive's power-protected DRAM, programmed on a unit in the background
+            yield env.timeout(nvme.host_write_latency)
+            env.process(program(h))
             env.process(destage(h))
-        else:  # the read's data leave through the host's port
+        if is_read:  # the read's data leave through the host's port
             with nic[h][1].request() as req:
                 yield req
                 yield env.timeout(link_s)
@@ -283,7 +297,6 @@ def run_simpy_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
             start = env.now
             is_read = rng.random() < 0.7
             address = int(rng.integers(blocks)) * 4096
-            yield env.timeout(rng.lognormal(np.log(stack_mean) - sigma2 / 2, np.sqrt(sigma2)))
             primary = (address // unit) % hosts
             if is_read:
                 yield env.process(copy(primary, True, address))
@@ -354,27 +367,25 @@ def run_floor_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     def issue(io: list) -> None:  # io: [start, is_read, address, copies left]
         now = clock[0]
         io[0], io[1], io[2] = now, uniform() < 0.7, int(uniform() * blocks) * 4096
-        at(now + stack(), stacked, io)
-
-    def stacked(io: list) -> None:
         primary = (io[2] // unit) % hosts
-        if io[1]:
-            read_cpu((io, primary))
+        if io[1]:  # each copy's path takes the software delay
+            at(now + stack(), read_cpu, (io, primary))
             return
         io[3] = copies
-        for k in range(copies):  # the write's payload enters each copy's host port
-            h = (primary + k) % hosts
-            into = port[h]
-            start = into[0] if into[0] > clock[0] else clock[0]
-            into[0] = start + link_s
-            at(start + link_s, write_cpu, (io, h))
+        for k in range(copies):
+            at(now + stack(), write_port, (io, (primary + k) % hosts))
+
+    def write_port(a: tuple) -> None:  # the write's payload enters the copy's host port
+        into = port[a[1]]
+        start = into[0] if into[0] > clock[0] else clock[0]
+        into[0] = start + link_s
+        at(start + link_s, write_cpu, a)
 
     def read_cpu(a: tuple) -> None:
         at(fifo(cpu[a[1]], cpu_time()), read_device, a)
 
-    def read_device(a: tuple) -> None:
-        io, h = a
-        at(fifo(reads[h][(io[2] // unit) % per_host], ssd.service_time(True, 4096, 0, rng)), read_out, a)
+    def read_device(a: tuple) -> None:  # a read hit on the host's cache device
+        at(fifo(writes[a[1]], nvme.service_time(True, 4096, 0, rng)), read_out, a)
 
     def read_out(a: tuple) -> None:  # the read's data leave through the host's port
         out = port[a[1]]
@@ -385,8 +396,9 @@ def run_floor_vsan(horizon: float, warmup: float, seed: int) -> BenchRow:
     def write_cpu(a: tuple) -> None:
         at(fifo(cpu[a[1]], cpu_time()), write_device, a)
 
-    def write_device(a: tuple) -> None:
-        at(fifo(writes[a[1]], nvme.service_time(False, 4096, 0, rng)), written, a)
+    def write_device(a: tuple) -> None:  # acknowledged from the drive's DRAM, programmed in the background
+        fifo(writes[a[1]], nvme.service_time(False, 4096, 0, rng))
+        at(clock[0] + nvme.host_write_latency, written, a)
 
     def written(a: tuple) -> None:
         io, h = a  # the copy is destaged to one of its host's capacity SSDs (nothing waits for it)

@@ -33,6 +33,7 @@ __all__ = [
     "destage_load",
     "destage_requirement",
     "four_corners",
+    "ftt_write_time",
     "published_iops",
     "scaling",
     "scaling_curve",
@@ -259,16 +260,17 @@ def all_flash_destage(
     replications: int = 2,
     capacity_devices: tuple[str, ...] = ("Intel DC S3500", "SATA SSD"),
 ) -> pl.DataFrame:
-    """What destaging the all-flash write buffer costs at ``vms`` VMs: per capacity device preset (the
-    preset's ``Intel DC S3500``; ``SATA SSD``, the S3700 figures the preset used before), the simulated
-    IOPS, the utilisation of the host CPU cores and of the capacity SSDs, each SSD's reads and destage
+    """What destaging the all-flash write buffer costs at ``vms`` VMs, its P3700 read cache at the study's
+    protocol hit ratio (that of the preset's S3500s, for both devices: the read misses reach the capacity
+    SSDs): per capacity device preset (the preset's ``Intel DC S3500``; ``SATA SSD``, the S3700 figures the
+    preset used before), the simulated IOPS, the utilisation of the host CPU cores and of the capacity SSDs, each SSD's reads and destage
     writes per second, the writes the log held, and the share of IOs under 2, 5 and 10 ms (means over
     ``replications`` runs and over the hosts and SSDs)."""
     conf, rows = "all-flash NVMe", []
     for device in capacity_devices:
         runs = []
         for r in range(replications):
-            topo = preset.vsan(conf, capacity_device=device)
+            topo = preset.vsan(conf, capacity_device=device, **protocol_overrides(conf, vms, seed + r))
             res = topo.run(vsan_iometer(vms=vms), seed=seed + r, **_times(quick, vms))
             stat = functools.partial(_role_values, topo, res)
             ssds = stat("capacity SSDs", "completed").len()
@@ -287,4 +289,37 @@ def all_flash_destage(
                 "under_10ms_pct": 100 * under[10.0],
             })  # fmt: skip
         rows.append({"capacity_device": device, **{k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}})
+    return pl.DataFrame(rows)
+
+
+def ftt_write_time(
+    configurations: list[str] | tuple[str, ...] = preset.CONFIGURATIONS,
+    vms: int = 4,
+    *,
+    seed: int = 1,
+    duration: float = 3.0,
+    overrides: dict[str, object] | None = None,
+) -> pl.DataFrame:
+    """What failures-to-tolerate 1 costs a write (document: 'every write IO is to two hosts ... nearly
+    doubling the write time'): per configuration, the mean read and write time (ms) at ``vms`` VMs (a light
+    load: the caches warm) with one copy (FTT=0) and with the study's two, and the ratio of the write times.
+    The copies are written in parallel, so the ratio is that of the slower of two copies' paths to one."""
+    import dataclasses
+
+    from storagelab.workloads.application import ApplicationWorkload
+
+    w = vsan_iometer(vms=vms)
+    w = ApplicationWorkload(w.name, (dataclasses.replace(w.streams[0], split_ops=True),), w.params)
+    rows = []
+    for conf in configurations:
+        means = {}
+        for copies in (1, 2):
+            res = preset.vsan(conf, copies=copies, **(overrides or {})).run(w, seed=seed, duration=duration,
+                                                                             warmup=0.3)  # fmt: skip
+            means[copies] = {r["class"]: r["mean_ms"] for r in res.summary().iter_rows(named=True)}
+        rows.append({
+            "configuration": conf, "read_ms_ftt0": means[1]["iometer read"], "read_ms_ftt1": means[2]["iometer read"],
+            "write_ms_ftt0": means[1]["iometer write"], "write_ms_ftt1": means[2]["iometer write"],
+            "write_ratio": means[2]["iometer write"] / means[1]["iometer write"],
+        })  # fmt: skip
     return pl.DataFrame(rows)

@@ -2,12 +2,13 @@
 
 :func:`fit` derives the model's one fitted parameter, the software/network delay, on the all-flash
 IOPS at 16 VMs, where the QD1 workers' IOPS measure a latency: by simulation of the preset (the quick
-calibration's runs), from a bracket that MVA of its network gives (a delay for the software path,
+calibration's runs, each at its protocol hit ratio, as the scenario runs it), from a bracket that MVA of its network gives (a delay for the software path,
 network and flash; per host its CPU cores, visited 0.325 times per IO: 70 % reads on one copy, 30 %
 writes on two, over four hosts, at the per-IO cost the preset states; and its 10 GbE port). The hybrids share it (same vSAN version and network). The IOPS at 32 and 64 VMs are
 predictions: no fitted parameter sets a capacity.
 
-The hybrids' read caches are not warm: the study cleared the read cache and write buffer before each
+The read caches (the hybrids' S3700s and, vSAN 5.5 running the all-flash cluster as a hybrid disk group,
+its P3700s) are not warm: the study cleared the read cache and write buffer before each
 VM count and measured 90 minutes after a 30-minute ramp, three times, while a VM's random 4 KiB IOs at
 QD1 touch only part of its 7.5 GB in that time. The scenarios set each hybrid's read hit ratio from
 that protocol (:func:`protocol_hit_ratio`), so read misses reach the 10K drives, at every VM count by
@@ -74,18 +75,17 @@ def _hdd_read_s(vms: int) -> float:
 
 
 def _device_ms(configuration: str, hit: float = 1.0) -> float:
-    """Mean flash time per VM IO (ms): reads on the capacity SSD or, the ``hit`` share of them, on the
-    read-cache SSD; writes acknowledged by the write buffer (NVMe or SATA SSD) at its buffered write
-    latency."""
+    """Mean flash time per VM IO (ms): the ``hit`` share of the reads on the cache device (NVMe or SATA
+    SSD), in the all-flash cluster the rest on a capacity SSD; writes acknowledged by the cache device's
+    write buffer at its buffered write latency."""
     p = preset.params(configuration)
-    if configuration == "all-flash NVMe":  # reads on the capacity SSDs, writes on the NVMe buffer
-        read, write = (
-            devices.preset(p["capacity_device"].value),
-            devices.preset(p["write_buffer_device"].value),
+    read = write = devices.preset(p["cache_device"].value)  # reads that hit and writes on the cache device
+    ms = 1e3 * (READ * hit * read.mean_service_time(True, 4096) + (1 - READ) * write.host_write_time(4096))
+    if configuration == "all-flash NVMe":  # read misses on a capacity SSD (a hybrid's queue at its drives)
+        ms += (
+            1e3 * READ * (1 - hit) * devices.preset(p["capacity_device"].value).mean_service_time(True, 4096)
         )
-    else:  # reads that hit and writes on the cache SSD
-        read = write = devices.preset(p["cache_device"].value)
-    return 1e3 * (READ * hit * read.mean_service_time(True, 4096) + (1 - READ) * write.host_write_time(4096))
+    return ms
 
 
 def _host_cpu_s(configuration: str) -> tuple[float, int]:
@@ -95,6 +95,15 @@ def _host_cpu_s(configuration: str) -> tuple[float, int]:
     return p["cpu_cycles_per_io"].value / p["core_clock"].si, cores
 
 
+def _stack_visits(share: float, copies: int) -> float:
+    """The software/network delay's mean per VM IO in units of the delay: the share spent once per IO,
+    plus the share spent per copy, once for a read and, for a write, the mean of the slowest of
+    ``copies`` parallel paths, taken as for exponential times (the harmonic number H_copies: 1.5 for two;
+    the preset's lognormal delays have the scv of an exponential)."""
+    slowest = sum(1 / k for k in range(1, copies + 1))
+    return (1 - share) + share * (READ + (1 - READ) * slowest)
+
+
 def mva_iops(vms: int, stack_ms: float, configuration: str, hit: float = 1.0) -> float:
     """Throughput (IOPS) of ``vms`` QD1 workers by MVA of the model network: a delay (software,
     network, flash), per host its CPU cores (``c`` servers, by Seidmann's approximation: a queue of
@@ -102,8 +111,10 @@ def mva_iops(vms: int, stack_ms: float, configuration: str, hit: float = 1.0) ->
     one queue per capacity drive, which the read misses (``1 - hit`` of the reads) visit uniformly."""
     cpu_s, cores = _host_cpu_s(configuration)
     cpu_d = cpu_s * VISITS
-    link_d = BLOCK / preset.params(configuration)["host_link_rate"].si * VISITS
-    demands = [1e-3 * (stack_ms + _device_ms(configuration, hit)) + cpu_d * (cores - 1) / cores]
+    p = preset.params(configuration)
+    link_d = BLOCK / p["host_link_rate"].si * VISITS
+    stack_d = stack_ms * _stack_visits(float(p["copy_path_share"].value), int(p["copies"].value))
+    demands = [1e-3 * (stack_d + _device_ms(configuration, hit)) + cpu_d * (cores - 1) / cores]
     demands += [cpu_d / cores] * HOSTS + [link_d] * HOSTS
     kinds = ["delay"] + ["queue"] * (2 * HOSTS)
     if configuration != "all-flash NVMe" and hit < 1.0:
@@ -119,11 +130,9 @@ def cold_cache_hit_ratio(vms: int, configuration: str, seed: int = 1) -> float:
     ``seed``) at that hit ratio, gives (fewer hits, more drive reads, fewer IOPS, a slower warm-up;
     found to 0.001 by :func:`monotone_fixed_point`). A replication on seed ``k`` takes the fixed point
     of seed ``k``'s runs, so the fixed point's own noise (a few thousandths of hit ratio) is in the
-    replications' spread and their interval, not a constant shared by all. 1 for all-flash (no read
-    cache: reads come from the capacity SSDs). Inside :func:`~storagelab.provenance.capacity_scale` the
+    replications' spread and their interval, not a constant shared by all. The all-flash
+    cluster too: its P3700 is a hybrid read cache in front of the S3500s (marked as HDDs). Inside :func:`~storagelab.provenance.capacity_scale` the
     preset is scaled, and so is its rate: each scale has its own fixed point (remembered per process)."""
-    if configuration == "all-flash NVMe":
-        return 1.0
     return _cold_cache_hit_ratio(vms, _same_model(configuration), current_capacity_scale(), seed)
 
 
@@ -179,16 +188,22 @@ FIT_SEEDS = (1, 2, 3)
 
 def fit() -> float:
     """The software/network delay (ms), fitted as the module says: the largest delay, stated to 0.0001 ms,
-    at which the simulated all-flash cluster at 16 VMs (quick runs, mean over :data:`FIT_SEEDS`) still
-    runs at the published 'over 22,300' IOPS, found by bisection from the bracket the MVA gives and
+    at which the simulated all-flash cluster at 16 VMs (quick runs, mean over :data:`FIT_SEEDS`, each at
+    its seed's protocol hit ratio for that delay, as the scenario runs it) still runs at the published
+    'over 22,300' IOPS, found by bisection from the bracket the MVA gives and
     checked at the stated value."""
     af, vms = "all-flash NVMe", 16
     published = published_value("vsan-af-iops-vm16")
 
     def iops(stack_ms: float) -> float:
-        topo = functools.partial(preset.vsan, af, stack_delay=stack_ms)
-        runs = [topo().run(vsan_iometer(vms=vms), seed=k, **_times(True, vms)) for k in FIT_SEEDS]
-        return float(np.mean([r.summary()["iops"][0] for r in runs]))
+        # each seed's run at the read hit ratio the study's protocol gives at that delay (its fixed point)
+        runs = []
+        for k in FIT_SEEDS:
+            hit = monotone_fixed_point(
+                lambda h, k=k: read_hit_ratio(simulated_iops(af, vms, h, stack_ms, k) / vms)
+            )
+            runs.append(simulated_iops(af, vms, hit, stack_ms, k))
+        return float(np.mean(runs))
 
     guess = float(brentq(lambda s: mva_iops(vms, s, af) / published - 1, 1e-6, 10.0, xtol=1e-10))
     lo, hi = 0.5 * guess, 1.5 * guess
@@ -259,9 +274,8 @@ def protocol_hit_ratio(configuration: str, vms: int, seed: int = 1) -> float:
     :data:`HIT_RATIO_METHOD`: ``fixed-point`` (the one used), at the model's own rate at every VM
     count (:func:`cold_cache_hit_ratio` on ``seed``), so the published IOPS stay predictions;
     ``published-rate``, at the published IOPS where the study states them (64 VMs: a fit by arithmetic
-    on those IOPS, listed by :func:`fitted_on`). 1 for all-flash."""
-    if configuration == "all-flash NVMe":
-        return 1.0
+    on those IOPS, listed by :func:`fitted_on`). The all-flash cluster's P3700 is a hybrid read cache too
+    (its S3500s marked as HDDs), cleared by the same protocol."""
     if _rate_is_published_iops(configuration, vms):
         return read_hit_ratio(_published_iops(configuration, vms) / vms)
     return cold_cache_hit_ratio(vms, configuration, seed)
@@ -297,8 +311,6 @@ def _times(quick: bool, vms: int) -> dict[str, float]:
 def protocol_overrides(configuration: str, vms: int, seed: int = 1) -> dict[str, float]:
     """Preset overrides for the study's protocol at ``vms`` VMs, for a run on ``seed``: the hybrids'
     read-cache residency (the fixed point of that seed's runs)."""
-    if configuration == "all-flash NVMe":
-        return {}
     return {"read_cache_resident": protocol_hit_ratio(configuration, vms, seed)}
 
 
@@ -331,11 +343,9 @@ def scenarios() -> list[Scenario]:
             def run(
                 seed: int, quick: bool, conf: str = conf, vms: int = vms, pts=tuple(pts)
             ) -> dict[str, float]:
-                if conf == "all-flash NVMe":
-                    res = preset.vsan(conf).run(vsan_iometer(vms=vms), seed=seed, **_times(quick, vms))
-                else:  # the preset at its protocol's hit ratio, as the fixed point last ran it
-                    hit = protocol_hit_ratio(conf, vms, seed)
-                    res = _protocol_run(conf, vms, hit, None, seed, quick, current_capacity_scale())
+                # the preset at its protocol's hit ratio, as the fixed point last ran it
+                hit = protocol_hit_ratio(conf, vms, seed)
+                res = _protocol_run(conf, vms, hit, None, seed, quick, current_capacity_scale())
                 iops = float(res.summary()["iops"][0])
                 curve = res.service_level_curve(THRESHOLDS_MS)
                 share = dict(
@@ -355,6 +365,6 @@ def fitted_on() -> dict[str, tuple[str, ...]]:
     fits = fits_of(*(preset.vsan(c).params for c in preset.CONFIGURATIONS))
     for conf in preset.CONFIGURATIONS:
         for vms in sorted(_points(conf)):
-            if conf != "all-flash NVMe" and _rate_is_published_iops(conf, vms):
+            if _rate_is_published_iops(conf, vms):
                 fits[f"{conf}: read_cache_resident at {vms} VMs"] = (f"vsan-{_TAG[conf]}-iops-vm{vms}",)
     return fits

@@ -1,12 +1,16 @@
 """VMware Virtual SAN 5.5 on four Intel servers, in the three configurations of the reference
 architectures: hybrid on Xeon E5 v2, hybrid on Xeon E5 v3 (one 800 GB S3700 SSD as read cache and
-write buffer in front of four 1.2 TB 10K SAS drives per host) and all-flash on Xeon E5 v3 (one 800 GB
-P3700 NVMe write buffer in front of four 800 GB S3500 SATA SSDs per host).
+write buffer in front of four 1.2 TB 10K SAS drives per host) and "all-flash" on Xeon E5 v3 (one 800 GB
+P3700 NVMe in front of four 800 GB S3500 SATA SSDs per host, which vSAN 5.5 runs as a hybrid disk group:
+the study marked the S3500s as HDDs, so the P3700 is a read cache and write buffer like the S3700).
 
-A VM's IO passes the vSAN software path and the 10 GbE network (a delay with a lognormal spread), then
-the cluster places it: reads on one host holding a copy, writes on both copies (FTT = 1), complete when
-both are done. On a host, an IO is processed by the host's vSAN IO path (one FIFO server) and then by
-its devices. In the hybrid configurations a read hits the host's SSD read cache (70 % of the SSD, 560
+The cluster places a VM's IO: reads on one host holding a copy, writes on both copies (FTT = 1) in
+parallel, complete when both are done. Each copy's path takes the vSAN software path and the 10 GbE
+network (a delay with a lognormal spread, ``copy_path_share`` of it per copy, the rest once per IO:
+all of it per copy, so a write waits for the slower of two draws, about 1.4 x an FTT=0 write at a
+light load; the document's 'nearly doubling the write time' would need the copies one after the
+other, which the sources found contradict), the host's CPU cores and then its devices. In every
+configuration a read hits the host's SSD read cache (70 % of the SSD, 560
 GB) with the probability an LRU cache of that size has over what the host's VMs read
 (:class:`~storagelab.components.tiering.WorkingSetReadCache`: each IO class's data and share of the
 reads, Che's approximation), capped by ``read_cache_resident``, the share of the data read or written
@@ -24,16 +28,17 @@ block still in the log is absorbed: 8 GB of the 240 GB each host holds at 64 VMs
 writes), at the addresses the sweep of an 8 GB log finds (a few blocks apart on the drive: cheap to a
 drive that orders by rotation, which SAS drives with tagged command queuing do). Above the level the
 backlog grows; at 12 GB writes are held (congestion).
-In the all-flash configuration writes land in a write log on the NVMe buffer, which destages them to
-the S3500 capacity SSDs by the same mechanism (the same 8 and 12 GB limits, set on these E5 v3 hosts
-too; at most 32 destage IOs queued per SSD, SATA's command queue), and reads come from the S3500s
-(the "Intel DC S3500" device preset, Intel's S3500 figures: 75,000 random 4 KiB reads and 11,500
-writes per second). An SSD's time does not depend on the address, so the sweep's order does not
-matter to it: each destaged write costs an S3500 its random-write time (about 0.35 ms on one of its
-four units), which the reads queued behind it wait for. Not modelled: vSAN 5.5 had no all-flash
-mode (the study's S3500s were 'marked as HDD', datasets/vsan.csv), so the P3700 presumably also
-served a read cache in front of them, cleared before each VM count like the hybrids'; here every
-read goes to the S3500s.
+In the all-flash configuration the P3700 is the same hybrid cache device (vSAN 5.5 had no all-flash
+mode: the study's S3500s were 'marked as HDD', its 'disable_ssd' claim rule): 70 % of it a read cache,
+its residency set by the same cache-clearing protocol, and a write log that destages to the S3500
+capacity SSDs by the same mechanism (the same 8 and 12 GB limits, set on these E5 v3 hosts too; at
+most 32 destage IOs queued per SSD, SATA's command queue); read misses go to the S3500s (the "Intel
+DC S3500" device preset, Intel's S3500 figures: 75,000 random 4 KiB reads and 11,500 writes per
+second). An SSD's time does not depend on the address, so the sweep's order does not matter to it:
+each destaged write costs an S3500 its random-write time (about 0.35 ms on one of its four units),
+which the read misses queued behind it wait for. (Before, every read went to the S3500s.)
+The E5 v2 hosts ran ESXi 5.5 Update 1, whose own congestion limits no source found states: they take
+the E5 v3 hosts' 8 and 12 GB as an assumption with its range (their own table does not set them).
 
 The document's stripe width ('Number of Disk Stripes: 4 Disks') is not a parameter: with every VM's
 objects spread over all capacity devices, striping each object over four of them leaves the load on the
@@ -43,7 +48,9 @@ One parameter is fitted (:func:`storagelab.studies.vsan.claims.fit`): the softwa
 simulation of this preset on the all-flash IOPS at 16 VMs (the quick calibration's runs, from a bracket
 that MVA of this network gives), where one IO outstanding per VM makes the IOPS a measure of latency. Every capacity comes from hardware (:meth:`Topology.capacities`): each host processes the IOs
 it serves on its cores (two sockets of the processor the document names, with the cores and clock of
-Intel's specifications) at a per-IO cost in CPU cycles stated as an assumption with its source, and its
+Intel's specifications) at a per-IO cost in CPU cycles, an assumption with its range (no figure of vSAN
+5.5's era was found; the value is a later release's measurement: anywhere in the range the evidence
+allows, the cores cap a host far above the 64-VM load, except at its very top), and its
 10 GbE port carries their data; before, one server per host with a per-IO time fitted on the 64-VM
 plateau capped every host near 13,700 visits per second whatever its hardware. The hybrids share the
 delay (same vSAN version and network; the E5 v2 hosts' earlier ESXi 5.5 Update 1 build is not modelled).
@@ -92,8 +99,30 @@ _ORDERING_SOURCE = (
     "orders its queue"
 )
 
+#: Why the all-flash cluster is a hybrid disk group (parameter sources).
+_AF_HYBRID_MODE = (
+    f". The all-flash cluster runs in this hybrid mode too: {_DOC}, All Flash Virtual SAN: 'Virtual SAN requires "
+    "that a host have a minimum of one SSD for cache and one HDD for storage which precludes All Flash ... it is "
+    "possible to identify SSDs as HDDs' (the 'disable_ssd' claim rule), so vSAN 5.5 treats the S3500s as "
+    "capacity HDDs and the P3700 ('SSD Cache') as a hybrid cache device, a read cache and a write buffer, which "
+    "the study cleared before each VM count ('the Write Buffer and Read Cache were cleared ... on each host')"
+)
+
+#: What the E5 v2 hosts' write-log limits are taken as, and why (their own table does not set them).
+_UPDATE_1_LOG = (
+    f". NOT the E5 v2 hosts' own setting: they ran ESXi 5.5 Update 1 (Build 1623387), and the two settings are "
+    f"stated for the E5 v3 hosts on Update 2 only ({_DOC}, ESXi Versions and Optimizations: 'VMware had made some "
+    "adjustments to the Virtual SAN code in this release. These changes affected congestion limits ... and were "
+    "designed with smaller SSDs in mind. Intel worked with VMware's VSAN performance team and isolated two "
+    "commands to improve performance'). Update 1's own limits were not found in any source. Taken as the E5 v3 "
+    "hosts' values: Update 2 changed the limits for smaller SSDs than these 800 GB ones and Intel's settings undo "
+    "that on them, so Update 1 (before the change) is read as having room of that order. The evidence allows "
+    "from below 8 and 12 GB (Update 2's own defaults, not stated, which Intel raised) up to 16 GB, the write log's "
+    "allocated limit VMware states for later releases (KB 2149127: 'the max allocated size limit (16GB)')"
+)
+
 #: The fitted value (``storagelab.studies.vsan.claims.fit()`` reproduces it; a test checks it).
-FITTED_STACK_DELAY_MS = 0.5999
+FITTED_STACK_DELAY_MS = 0.5522
 
 #: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
 FITTED_ON = {"stack_delay": ("vsan-af-iops-vm16",)}
@@ -110,13 +139,22 @@ PROCESSORS: dict[str, tuple[str, int, float]] = {
 #: CPU cycles per IO on a host that processes it: an ESXi storage IO's measured cost, as the source says.
 CPU_CYCLES_PER_IO = 145_300
 _CYCLES_SOURCE = (
-    "CPU cycles a host spends per IO it processes (vSAN's client and owner paths, the vmkernel storage "
-    "stack): not stated anywhere found for vSAN 5.5. Taken as the cost of one 4 KiB random read through an "
-    "ESXi 8.0.3 storage stack measured by D. Kovar, 'CPU cycles required for general storage workload' "
+    "CPU cycles a host spends per IO it processes (vSAN's DOM owner and component, LSOM, the vmkernel storage "
+    "stack and the RDT network stack): no figure for vSAN 5.5 or ESXi 5.5 was found (searched: VMware's vSAN "
+    "5.5 launch posts and their reviews, vSAN 6.0 performance papers, vSphere 5.x storage studies). The value "
+    "is a measurement of a different release and scope, kept as the order of magnitude: one 4 KiB random read "
+    "through an ESXi 8.0.3 storage stack, D. Kovar, 'CPU cycles required for general storage workload' "
     "(vcdx200.uw.cz/2024/12/cpu-cycles-required-for-general-storage.html): '4 KiB, 100% read, 100% random - "
     "3,813 IOPS' at '13.85% CPU = 554.0 MHz', '145.3 KHz for reading 1 IOPS' (a VM's 2 vCPUs at 2 GHz, "
-    "Iometer, local NVMe). An assumption of the order of magnitude (a different ESXi version, the guest's "
-    "cycles not vSAN's), not a fit: at 2.3 GHz it is 63 us per visit"
+    "Iometer, local NVMe: the guest's and the vmkernel's cycles charged to the VM, at a low rate, not vSAN's "
+    "path on 2014 hosts). An assumption, not a fit. The range the evidence allows: from about 27,000 cycles, "
+    "one IO through a SATA (AHCI) driver alone (a 2016 figure, quoted at "
+    "top.parrot.ru/unidatalinechat/s2/00001/338.html: 'Divide this number by 27,000 and you know you can "
+    "potentially run 81,482 IOPS on a core'), a floor for any IO that reaches a SATA device, up to about 2.3 "
+    "million, where one visit would take 1 ms of a 2.3 GHz core, longer than the round trip of most of the "
+    "study's IOs at four VMs (71-76.5 % under 1 ms). At 145,300 cycles a host of the study serves 413,000 "
+    "(E5-2690 v2) or 570,000 (E5-2699 v3) visits per second on all its cores; at the top of the range "
+    "26,000 or 36,000"
 )
 
 
@@ -130,7 +168,7 @@ def params(configuration: str) -> dict[str, Param]:
     board = "Intel S2600WT" if configuration != "hybrid Xeon E5 v2" else "Intel 2600GZ"
     e5_v3 = configuration != "hybrid Xeon E5 v2"  # the E5 v3 hybrid and the all-flash cluster: one host type
     log_origin = "document" if e5_v3 else "assumption"
-    log_note = "" if e5_v3 else "; stated for the E5 v3 hosts only, taken as the same"
+    log_note = "" if e5_v3 else _UPDATE_1_LOG
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
         "copies": Param(
@@ -147,6 +185,24 @@ def params(configuration: str) -> dict[str, Param]:
             "studies.vsan.claims.fit), on " + ", ".join(FITTED_ON["stack_delay"]),
             fitted_on=FITTED_ON["stack_delay"],
             capacity="time",
+        ),
+        "copy_path_share": Param(
+            1.0,
+            "ratio",
+            "assumption",
+            "share of the software and network delay spent on the path to each copy (the DOM owner's "
+            "message to the host holding the copy, that host's DOM component and LSOM, and the reply), the "
+            "rest spent once per IO on the VM's side (guest, vSCSI, DOM client): a read pays one copy's path, "
+            "a write both copies' in parallel and completes with the slower. Parallel, not one after the "
+            "other: 'VSAN knows the replicas of the virtual disk and triggers a parallel write operation to "
+            "the replicas ... Once the I/O completes on all the flash devices, an acknowledgement is sent back' "
+            "(Getting Started with VMware Virtual SAN, Packt 2014, ch. 6 'Anatomy of I/O'); 'from there it is "
+            "sent concurrently to all the replicas' (virtualtipsntricks.com, VMware VSAN introduction). No "
+            "source found splits the delay; the evidence allows 0 (all per IO: FTT=1 costs a write nothing "
+            "more, against the document's 'nearly doubling the write time') to 1 (all per copy, the most a "
+            "parallel write can cost: about 1.4 x at low load with this spread). Taken as 1, the end nearest "
+            f"the document's statement ({_DOC}, Virtual Machines: 'every write IO is to two hosts ... nearly "
+            "doubling the write time'); not chosen by trying it against the published points",
         ),
         "stack_delay_scv": Param(
             1.0,
@@ -201,6 +257,28 @@ def params(configuration: str) -> dict[str, Param]:
             "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
         ),
     }
+    # every configuration is a vSAN 5.5 hybrid disk group: one cache device (read cache and write buffer)
+    # in front of four capacity devices; the all-flash one too, its S3500s marked as HDDs
+    p |= {
+        "read_cache_share": Param(
+            0.7,
+            "ratio",
+            "assumption",
+            "share of each cache device used as read cache, the rest the write buffer: VMware's split for "
+            "hybrid disk groups (70/30); not stated in the document"
+            + ("" if configuration != "all-flash NVMe" else _AF_HYBRID_MODE),
+            high=1.0,
+        ),
+        "read_cache_resident": Param(
+            1.0,
+            "ratio",
+            "assumption",
+            "share of the data the read cache and write "
+            "buffer hold since they were last cleared, the read hit ratio when they "
+            "can hold it all; 1 = warm. The study's scenarios set it from the test "
+            "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)",
+        ),
+    }
     if configuration == "all-flash NVMe":
         p |= {
             "capacity_device": Param(
@@ -218,11 +296,12 @@ def params(configuration: str) -> dict[str, Param]:
                 "it bounds the destage IOs in flight",
                 high=32,
             ),
-            "write_buffer_device": Param(
+            "cache_device": Param(
                 "NVMe SSD",
                 PRESET_UNIT,
                 "datasheet",
-                f"{_DOC}: P3700 NVMe write buffer (Intel P3700 datasheet figures)",
+                f"{_DOC}: '4x 800GB Intel SSD DC P3700 Series with NVMe' under 'SSD Cache', one per host, the "
+                "disk group's cache device: read cache and write buffer (Intel P3700 datasheet figures)",
                 capacity="device",
             ),
         }
@@ -243,15 +322,6 @@ def params(configuration: str) -> dict[str, Param]:
                 f"{_DOC}: 1.2 TB 10K SAS drives (Savvio 10K datasheet figures)",
                 capacity="device",
             ),
-            "read_cache_share": Param(
-                0.7,
-                "ratio",
-                "assumption",
-                "share of each cache SSD used as read cache, "
-                "the rest the write buffer: VMware's split for hybrid disk groups (70/30); "
-                "not stated in the document",
-                high=1.0,
-            ),
             "drive_ordering": command_ordering(source=_ORDERING_SOURCE),
             "drive_queue_depth": Param(
                 32,
@@ -260,15 +330,6 @@ def params(configuration: str) -> dict[str, Param]:
                 "commands a 10K drive reorders (SAS tagged "
                 "command queue), which also bounds the destage IOs in flight; not stated",
                 high=256,
-            ),
-            "read_cache_resident": Param(
-                1.0,
-                "ratio",
-                "assumption",
-                "share of the data the read cache and write "
-                "buffer hold since they were last cleared, the read hit ratio when they "
-                "can hold it all; 1 = warm. The study's scenarios set it from the test "
-                "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)",
             ),
         }
     return p  # fmt: skip
@@ -290,58 +351,60 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
     roles: dict[str, list[Component]] = {"drives": [], "write logs": [], "host CPUs": [], "host links": []}
-    devices: dict[str, list[Component]] = {"cache": [], "buffer": []}
+    devices: dict[str, list[Component]] = {"cache": []}
     cores = int(p["host_sockets"].value * p["cores_per_socket"].value)
     cpu_time = p["cpu_cycles_per_io"].value / p["core_clock"].si  # s per visit on one core
+    share, scv = float(p["copy_path_share"].value), p["stack_delay_scv"].value
+    delay = p["stack_delay"].si
+    copy_delay = Lognormal(delay * share, scv) if share > 0 else None  # per copy, in each host's path
     level = int(p["log_level"].si)
     backlog = int(p["log_high_limit"].si) - level
     for h in range(1, int(p["hosts"].value) + 1):
-        if configuration == "all-flash NVMe":
+        cache_name = "P3700" if configuration == "all-flash NVMe" else "S3700"
+        ssd = _log(f"host {h} {p.device_label('cache_device', cache_name)} cache", p.device("cache_device"))
+        devices["cache"].append(ssd)
+        if configuration == "all-flash NVMe":  # the S3500s, marked as HDDs: the disk group's capacity tier
             label = p.device_label("capacity_device", "S3500")
-            ssds = [Station(f"host {h} {label} {i}", p.device("capacity_device")) for i in range(per_host)]
-            roles.setdefault("capacity SSDs", []).extend(ssds)
-            capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), ssds)
-            buffer = _log(
-                f"host {h} {p.device_label('write_buffer_device', 'NVMe')} write buffer",
-                p.device("write_buffer_device"),
-            )
-            devices["buffer"].append(buffer)
-            log = WriteLog(f"host {h} write log", buffer, capacity, level_bytes=level, backlog_bytes=backlog,
-                           max_destage=per_host * int(p["capacity_queue_depth"].value))  # fmt: skip
-            roles["write logs"].append(log)
-            tier = ReadWriteSplit(f"host {h} tiers", capacity, log)
+            members = [Station(f"host {h} {label} {i}", p.device("capacity_device")) for i in range(per_host)]
+            roles.setdefault("capacity SSDs", []).extend(members)
+            depth = int(p["capacity_queue_depth"].value)
         else:
-            ssd = _log(f"host {h} {p.device_label('cache_device', 'S3700')} cache", p.device("cache_device"))
-            devices["cache"].append(ssd)
             ordering = str(p["drive_ordering"].value)
             depth = int(p["drive_queue_depth"].value)
-            hdds = []  # each drive a fresh device: its head and platter are its own
+            members = []  # each drive a fresh device: its head and platter are its own
             for i in range(per_host):
                 order = DISCIPLINES[ordering]() if ordering == "fifo" else DISCIPLINES[ordering](depth=depth)
                 label = p.device_label("capacity_device", "10K")
-                hdds.append(Station(f"host {h} {label} {i}", p.device("capacity_device"), discipline=order))
-            roles["drives"] += hdds
-            capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), hdds)
-            cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
-            reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
-                                        resident_share=float(p["read_cache_resident"].value))  # fmt: skip
-            log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level, backlog_bytes=backlog,
-                           max_destage=per_host * int(p["drive_queue_depth"].value))  # fmt: skip
-            roles["write logs"].append(log)
-            tier = ReadWriteSplit(f"host {h} tiers", reads, log)
+                members.append(
+                    Station(f"host {h} {label} {i}", p.device("capacity_device"), discipline=order)
+                )
+            roles["drives"] += members
+        capacity = RaidSet(f"host {h} capacity tier", raid.Raid0(per_host, placement), members)
+        cache_bytes = int(p.device("cache_device").capacity * p["read_cache_share"].value)
+        reads = WorkingSetReadCache(f"host {h} read cache", ssd, capacity, cache_bytes,
+                                    resident_share=float(p["read_cache_resident"].value))  # fmt: skip
+        log = WriteLog(f"host {h} write log", ssd, capacity, level_bytes=level, backlog_bytes=backlog,
+                       max_destage=per_host * depth)  # fmt: skip
+        roles["write logs"].append(log)
+        tier = ReadWriteSplit(f"host {h} tiers", reads, log)
         nic = Link(f"host {h} 10GbE", p["host_link_rate"].si)
         cpu = Station(f"host {h} CPU cores", Exponential(cpu_time), servers=cores)
         roles["host CPUs"].append(cpu)
         roles["host links"].append(nic)
-        nodes.append(Path(f"host {h}", [nic, cpu, tier]))
+        path = (
+            [nic, cpu, tier]
+            if copy_delay is None
+            else [Delay(f"host {h} copy path", copy_delay), nic, cpu, tier]
+        )
+        nodes.append(Path(f"host {h}", path))
     copies = int(p["copies"].value)
     if copies > len(nodes):
         raise ValueError(f"preset {name!r}: copies ({copies}) cannot exceed hosts ({len(nodes)})")
     cluster = ReplicatedCluster(
         "vSAN cluster", nodes, replicas=copies, placement_bytes=placement, compact=True
     )
-    stack = Delay("vSAN stack and network", Lognormal(p["stack_delay"].si, p["stack_delay_scv"].value))
-    datastore = Path("datastore", [stack, cluster])
+    per_io = [] if share >= 1 else [Delay("vSAN client path", Lognormal(delay * (1 - share), scv))]
+    datastore = Path("datastore", [*per_io, cluster])
     cpu, spec_cores, spec_clock = PROCESSORS[configuration]
     if (p["cores_per_socket"].value, p["core_clock"].value) != (spec_cores, spec_clock):  # overridden: say so
         cpu = f"processor in place of the {cpu} ({spec_cores} cores at {spec_clock:g} GHz)"
@@ -354,9 +417,9 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     ]  # fmt: skip
     if configuration == "all-flash NVMe":
         stages += [
-            Stage("NVMe write buffer", stations_and_links(devices["buffer"]),
-                  f"{p['write_buffer_device'].value} (the study's Intel DC P3700 800 GB), one per host",
-                  cost=("write_buffer_device",)),
+            Stage("NVMe cache", stations_and_links(devices["cache"]),
+                  f"{p['cache_device'].value} (the study's Intel DC P3700 800 GB: read cache and write buffer), "
+                  "one per host", cost=("cache_device",)),
             Stage("capacity SSDs", roles["capacity SSDs"], f"{p['capacity_device'].value}, {per_host} per host",
                   cost=("capacity_device",)),
         ]  # fmt: skip
