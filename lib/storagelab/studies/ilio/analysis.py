@@ -9,9 +9,7 @@ import polars as pl
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
 from storagelab.studies.ilio.claims import tier2_iops
-from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, ilio_extra_writes
-from storagelab.workloads.application import ApplicationWorkload, combine
-from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, login_vsi
+from storagelab.studies.ilio.workloads import DESKTOPS, ilio_extra_writes, login_vsi_run
 
 #: Desktops per host (each host runs its own ILIO VM): the study ran 75 sessions on one host.
 DESKTOPS_PER_HOST = DESKTOPS
@@ -29,10 +27,7 @@ def scale_out(
     Iometer baseline."""
     rows = []
     for n in desktop_counts:
-        w = combine("Login VSI + Iometer", [
-            login_vsi(desktops=n, ramp=False, span=n * SPAN_PER_DESKTOP),
-            ilio_extra_writes(desktops=n, span=n * DESKTOP_DISK),
-        ])  # fmt: skip
+        w = login_vsi_run(n)
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
         topo = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})})
         res = topo.run(w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0)
@@ -60,13 +55,6 @@ def four_corners(
                                 **corners.run_times(quick))  # fmt: skip
 
 
-def _vsi(desktops: int, extra_writes: bool) -> ApplicationWorkload:
-    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)]
-    if extra_writes:
-        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
-    return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
-
-
 def reduction_sweep(
     *,
     unique_shares: list[float],
@@ -91,7 +79,7 @@ def reduction_sweep(
         if key is not None:
             o[key] = (value, "GB") if key == "ilio_ram" else value
         topo = preset.equallogic(ilio=True, **o)
-        res = topo.run(_vsi(desktops, extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
+        res = topo.run(login_vsi_run(desktops, extra_writes=extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
         t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res, topo)
         link = topo.role_stats(res, "link", "mb_per_s")["value"][0]
         drives = topo.role_stats(res, "drives", "utilisation")

@@ -14,10 +14,10 @@ from storagelab.kernel.simulation import SimulationResult
 from storagelab.provenance import Param
 from storagelab.studies.fits import fits_of
 from storagelab.studies.ilio import preset
-from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, atlantis_vdi_iometer, ilio_extra_writes
+from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, atlantis_vdi_iometer, login_vsi_run
 from storagelab.workloads import catalogue
 from storagelab.workloads.application import ApplicationWorkload, combine
-from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S, SPAN_PER_DESKTOP
+from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
 
 STUDY = "ilio"
 
@@ -109,13 +109,8 @@ def scenarios() -> list[Scenario]:
         return float(res.summary()["iops"].sum()), tier2_iops(res, topo)
 
     def login_vsi(seed: int, quick: bool) -> dict[str, float]:
-        w = combine("Login VSI + Iometer", [
-            # the span login_vsi defaulted to before its span followed its desktops (600 change disks of
-            # SPAN_PER_DESKTOP), kept so that the committed calibration is unchanged
-            catalogue.login_vsi(desktops=DESKTOPS, ramp=False, span=600 * SPAN_PER_DESKTOP),
-            ilio_extra_writes(desktops=DESKTOPS),
-        ])  # fmt: skip
-        t1, t2 = tier_iops(w, seed, {"warmup": 2.0, "duration": 10.0 if quick else 60.0})
+        # the study's 75 sessions, each over its own change disk (75 x 4 GB) and its 32 GB disk
+        t1, t2 = tier_iops(login_vsi_run(DESKTOPS), seed, {"warmup": 2.0, "duration": 10.0 if quick else 60.0})
         return {"vsi-t1-peak": t1, "vsi-t2-peak": t2}
 
     def boot(seed: int, quick: bool) -> dict[str, float]:
