@@ -48,3 +48,32 @@ def test_a_class_the_tier_does_not_admit_takes_no_room():
     assert placed["hot"] == pytest.approx(1.0) and placed["cold"] == 0.0
     shared = _two_classes(GB, 1.0, 1.0)
     assert 0.3 < shared["hot"] < 0.9 and 0.02 < shared["cold"] < 0.25
+
+
+def _steady_raid(**overrides):
+    """Scenario 1's Login VSI window, briefly: the preset's topology and its RAID-10 set's statistics."""
+    import polars as pl
+
+    from storagelab.studies.nexgen import preset
+    from storagelab.studies.nexgen.workloads import steady_workload
+
+    topo = preset.nexgen(qos=1, **overrides)
+    res = topo.run(steady_workload(), seed=1, warmup=0.5, duration=1.5)
+    raid = res.components().filter(pl.col("kind") == "RaidSet")
+    return topo, dict(zip(raid["statistic"].to_list(), raid["value"].to_list(), strict=True))
+
+
+@pytest.mark.parametrize("destage", [0, 1])
+def test_the_destage_parameter_decides_whether_writes_reach_the_drives(destage):
+    """With flash_destage=1 every write also reaches the NL-SAS drives, gathered into destage_segment
+    writes (each a RAID-10 write of 4 stripe units on both mirrors); with 0 the drives serve reads only,
+    one member each (the reads are no larger than a stripe unit and aligned)."""
+    topo, raid = _steady_raid(flash_destage=destage, destage_segment=(256, "KiB"))
+    assert topo.params["flash_destage"].value == destage
+    if destage:
+        stats = topo.parts["destage"].stats(1.0)
+        assert stats["segments_out"] > 0 and stats["writes_per_segment"] > 10
+        assert raid["member_ios_per_io"] > 1.0
+    else:
+        assert "destage" not in topo.parts
+        assert raid["member_ios_per_io"] == 1.0

@@ -8,7 +8,8 @@ storage processor (one queue: its per-IO time and internal transfer; with ``qos=
 ordered by the LUNs' service levels, :class:`~storagelab.qos.ServiceLevels`, else first come first
 served), then the tiers. Each storage processor has its own ioMemory card and the cards' contents are
 kept in step, so a write lands on both cards (the test writes about 100 GB over 90 minutes, far less
-than the flash holds, so destaging is left out); a read is served by the processor's card when the flash tier
+than the flash holds; ``flash_destage=1`` also writes a copy to the drives, gathered into sequential
+destage writes behind the acknowledgement, since the N5's destage policy is not stated); a read is served by the processor's card when the flash tier
 holds its block and by the drives otherwise. The cards' frames are reused whatever the data's LUN address
 (the flash is a tier of hot data, not an address range), so how much data the array holds is bounded by
 the drives: 16 x 3 TB in RAID-10, 24 TB. The N5 copies to flash the blocks that are read very often,
@@ -40,6 +41,7 @@ from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components import raid
 from storagelab.components.cache import WriteBackBuffer
+from storagelab.components.data_reduction import WriteCoalescer
 from storagelab.components.extent import Extent, Lun
 from storagelab.components.flash import flash_drive
 from storagelab.components.raid_set import RaidSet
@@ -122,6 +124,16 @@ def params() -> dict[str, Param]:
                                           "allows 0 (promotion after repeated reads, as the source says) to about "
                                           "0.4 (promotion on a first read: the share of pages read once since the "
                                           "105 minutes of warm-up and test began)", low=0.0, high=1.0),
+        "flash_destage": Param(0, "count", "assumption", "whether the writes that land on the flash are also "
+                               "written to the NL-SAS drives during the test (1: destaged continuously, coalesced "
+                               "into destage_segment writes at the head of a log on the RAID-10 set, behind the "
+                               "acknowledgement; 0: held in the flash for the test, as a tier of 2.4 TB holds the "
+                               "about 100 GB the 90-minute test writes). The N5's destage policy is not stated; "
+                               f"{_DOC} says only 'real time data placement'", choices=(0, 1), low=0),
+        "destage_segment": Param(1, "MiB", "assumption", "the size of one destage write to the drives (writes "
+                                 "gathered and written sequentially); not stated. Used only with flash_destage=1"),
+        "destage_delay": Param(1.0, "s", "assumption", "longest a write waits to be gathered into a destage write; "
+                               "not stated. Used only with flash_destage=1"),
         "sql_vcpus": Param(16, "count", "document", f"{_DOC}, Figure 53: 'SQL01-04 4 ... 4' (four VMs of 4 vCPUs)"),
         "sql_cpu_per_io": Param(SQL_CPU_PER_IO_US, "us", "fit", "SQL Server CPU per database page IO (one vCPU "
                                 "busy that long): fitted on scenario 2's 35,000-40,000 OPM (s2-opm-lo/hi; the "
@@ -208,7 +220,15 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     ordering = str(p["drive_ordering"].value)
     hdds = [Station(f"{hdd} {i + 1}", d, discipline=ordering) for i, d in enumerate(drives)]
     disks = RaidSet(f"{hdd} RAID-10", raid.Raid10(n_hdd // 2, int(p["stripe_unit"].si)), hdds)
-    writes = Mirror(f"{flash} A + B", [cards["A"], cards["B"]])  # both cards hold every write
+    # both cards hold every write; with flash_destage a copy is gathered into sequential writes to the
+    # drives, behind the acknowledgement (the coalescer accepts at once, so the cards set the write time)
+    landing: list[Component] = [cards["A"], cards["B"]]
+    destage = None
+    segment, delay = int(p["destage_segment"].si), p["destage_delay"].si
+    if int(p["flash_destage"].value):
+        destage = WriteCoalescer(f"destage to {hdd}", disks, segment_bytes=segment, max_delay=delay)
+        landing.append(destage)
+    writes = Mirror(f"{flash} A + B", landing)
     pool = disks.layout.usable_capacity(drives[0].capacity)  # 24 TB: 16 x 3 TB in RAID-10
     # the flash tier: the cards hold the same data (kept in step), so one tier of flash_capacity holds the
     # blocks of every LUN; each data set's share of its reads served from flash follows from its size and
@@ -245,6 +265,8 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     # the SQL vCPUs and the host cache
     oltp = ResponseTimeProbe("LUN oltp response time", volumes["oltp"])
     parts: dict[str, Component] = {"oltp array response": oltp, "flash read tier": reads}
+    if destage is not None:
+        parts["destage"] = destage
     if cache_on:
         card = Station(f"{card_label} (SQL host)", card_device)
         caches = guest_caches(
