@@ -79,7 +79,12 @@ def reduction_sweep(
         if key is not None:
             o[key] = (value, "GB") if key == "ilio_ram" else value
         topo = preset.equallogic(ilio=True, **o)
-        res = topo.run(login_vsi_run(desktops, extra_writes=extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
+        res = topo.run(
+            login_vsi_run(desktops, extra_writes=extra),
+            seed=seed,
+            warmup=1.0,
+            duration=4.0 if quick else 30.0,
+        )
         t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res, topo)
         link = topo.role_stats(res, "link", "mb_per_s")["value"][0]
         drives = topo.role_stats(res, "drives", "utilisation")
@@ -93,16 +98,19 @@ def reduction_sweep(
 
 
 def capacity_per_desktop(
-    unique_shares: list[float], desktop_counts: list[int], **overrides: object
+    diverged_shares: list[float], desktop_counts: list[int], **overrides: object
 ) -> pl.DataFrame:
     """Array capacity per desktop (GB) from the content model's arithmetic, not a simulation: the shared
-    image stored once, compressed, plus each desktop's diverged blocks, compressed:
-    image / ratio x (1 / desktops + unique share)."""
+    image stored once, compressed, plus each desktop's own data, compressed. A desktop holds ``D`` =
+    ``ilio_desktop_data`` (16.2 GB), of which a share ``d`` (``diverged_shares``, %: a share of the
+    capacity, not ILIO's 5 % unique share of the IO) is its own and the rest the image:
+    D / ratio x ((1 - d) / desktops + d)."""
     p = preset.equallogic(ilio=True, **overrides).params
-    image_gb, ratio = p["ilio_image"].si / 1e9, p["ilio_compression"].value
+    data_gb, ratio = p["ilio_desktop_data"].si / 1e9, p["ilio_compression"].value
     return pl.DataFrame(
-        [{"unique_share_pct": s, "desktops": n, "capacity_per_desktop_gb": image_gb / ratio * (1 / n + s / 100)}
-         for s in unique_shares for n in desktop_counts]
+        [{"diverged_share_pct": s, "desktops": n,
+          "capacity_per_desktop_gb": data_gb / ratio * ((1 - s / 100) / n + s / 100)}
+         for s in diverged_shares for n in desktop_counts]
     )  # fmt: skip
 
 
