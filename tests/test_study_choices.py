@@ -35,13 +35,14 @@ def test_the_drives_order_their_queues_by_a_declared_parameter(build, key, drive
 
 
 def test_the_nexgen_flash_tier_has_no_chosen_share():
-    """No fitted or per-LUN flash share: what the flash holds follows from the data and the capacity; the
-    one choice left (the tier is warm) is an assumption with its source."""
+    """No fitted or per-LUN flash share: what the flash holds of the data it admits follows from the data and
+    the capacity; which data sets it admits (images warm, databases cold) are assumptions with their source."""
     from storagelab.studies.nexgen.preset import nexgen
 
     params = nexgen().params.declared()
     assert not [k for k in params if k.endswith("flash_share")]
-    assert params["flash_resident_share"].origin == "assumption"
+    for key in ("flash_resident_images", "flash_resident_databases"):
+        assert params[key].origin == "assumption" and "very often" in params[key].source
     assert not [k for k, p in params.items() if p.origin == "fit" and "flash" in k]
 
 
@@ -55,14 +56,20 @@ def _storm_tier(**overrides):
     return topo.parts["flash read tier"]
 
 
-def test_the_nexgen_flash_tier_holds_every_data_set_the_storm_reads_at_the_studys_layout():
-    """4 x 24 GB master images, 200 GB of DVD Store databases and 40 GB of mailboxes fit the 2.4 TB: every
-    class's reads are flash hits. With 100 GB of flash the small, busy master images mostly stay resident and
-    the databases do not."""
+def test_the_nexgen_flash_tier_holds_the_images_and_not_the_databases_at_the_studys_layout():
+    """The tier admits the desktops' master images (warm) and not the databases (cold): in the storm window
+    every image read is a flash hit and every database read goes to the drives. Admitting the databases
+    too, 4 x 24 GB of images, 200 GB of DVD Store databases and 40 GB of mailboxes fit the 2.4 TB and every
+    class hits; with 100 GB of flash the small, busy master images mostly stay resident and the databases
+    do not."""
     tier = _storm_tier()
-    assert tier.stats(1.0)["data_bytes"] < 0.4e12
-    assert set(tier.class_hit_ratio.values()) == {1.0}
-    small = _storm_tier(flash_capacity=(100, "GB")).class_hit_ratio
+    ratios = tier.class_hit_ratio
+    assert [ratios[f"vdt-{x}"] for x in "abcd"] == [1.0] * 4
+    assert ratios["oltp"] == ratios["exchange"] == 0.0
+    admitted = _storm_tier(flash_resident_databases=1.0)
+    assert admitted.stats(1.0)["data_bytes"] < 0.4e12
+    assert set(admitted.class_hit_ratio.values()) == {1.0}
+    small = _storm_tier(flash_capacity=(100, "GB"), flash_resident_databases=1.0).class_hit_ratio
     assert min(small[f"vdt-{x}"] for x in "abcd") > 0.85
     assert small["oltp"] < 0.5 and small["exchange"] < 0.5
 

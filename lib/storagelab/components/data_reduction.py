@@ -10,8 +10,9 @@ content-addressed RAM read cache, and write coalescing into large sequential wri
   ``persist`` is set, sent to the back end, through a :class:`WriteCoalescer` when one is given;
 - a **read** (``read_time`` of CPU per block) finds each block's content: content in RAM is served at
   ``ram_latency``; content that is not (evicted, or a base-image block never read since start, unless
-  ``image_in_ram``: the image, or as much of it as fits in 90 % of the RAM, was loaded before the run)
-  is read from the back end and kept;
+  ``image_in_ram``: the image, or as much of it as fits in 90 % of the RAM, was loaded before the run;
+  with ``own_in_ram`` each volume's own contents, diverged before the run, are in RAM too, as in a
+  persistent in-memory desktop store) is read from the back end and kept;
 - the index costs ``index_entry_bytes`` of memory per stored content, beside the compressed data.
 
 So the IOs and bytes reaching the array, the RAM used and the capacity stored per volume are outcomes of
@@ -29,7 +30,7 @@ from storagelab.kernel.composition import join_all
 from storagelab.kernel.io import IORequest
 from storagelab.kernel.service import CarriedTime
 from storagelab.kernel.station import Station
-from storagelab.workloads.content import ContentModel, VolumeContents
+from storagelab.workloads.content import DIVERGED_BASE, ContentModel, VolumeContents
 
 
 class WriteCoalescer(Component):
@@ -132,6 +133,7 @@ class InlineReduction(Component):
         persist: bool = True,
         cpu: Component | None = None,
         image_in_ram: bool = False,
+        own_in_ram: bool = False,
     ) -> None:
         super().__init__(name)
         if not ram_bytes > 0 or min(ram_latency, fingerprint_time, compress_time_per_byte, read_time) < 0:
@@ -148,6 +150,7 @@ class InlineReduction(Component):
         )
         self.index_entry_bytes, self.persist = int(index_entry_bytes), persist
         self.read_time, self.image_in_ram = float(read_time), image_in_ram
+        self.own_in_ram = own_in_ram
         self.block = content.block_bytes
 
     def children(self) -> list[Component]:
@@ -236,9 +239,10 @@ class InlineReduction(Component):
         first, end = io.address // b, (io.address + io.size - 1) // b + 1  # self._blocks(io), inline
         self.read_blocks += end - first
         read, pinned, volume = self.contents.read, self._pinned, io.volume
+        own = DIVERGED_BASE if self.own_in_ram else None  # a volume's own contents are resident from there on
         for block in range(first, end):
             c = read(volume, block)
-            if c >= pinned and not self.ram.access(c):
+            if c >= pinned and (own is None or c < own) and not self.ram.access(c):
                 missing.append(c)
         cpu_s = self.read_time * (end - first)
         if not missing and self._cpu_timed is not None and cpu_s > 0:

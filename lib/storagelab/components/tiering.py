@@ -149,7 +149,17 @@ class WorkingSetReadCache(WarmReadCache):
     nodes (a node with its copies packed serves the reads of its primaries only: ``1 / replicas`` of its
     addresses). ``resident_share`` (0..1, default 1: warm) caps every class's hit ratio: the share of
     the data referenced since the cache was last cleared (:func:`cold_start_hit_ratio`), for a cache
-    measured before it has seen all its data."""
+    measured before it has seen all its data.
+
+    **Placement per class.** ``placement`` (class name -> 0..1; a class not named, and a split read class
+    ``"<cls> read"`` whose source is not named either, takes 1) is the share of each class's data the cache
+    admits at all, as a tier that promotes some data sets and not others does (a hybrid array's flash
+    holding the desktops' master images, while a database's pages, each read seldom, stay on the drives).
+    A class's hit ratio is its share times the LRU steady state over the admitted data: in Che's
+    approximation each group of bytes counts ``w`` times its size, ``w`` the largest share among the
+    classes reading it (a byte that one admitted class reads is held for every class reading it), and
+    when the admitted data all fit, each class hits its share. With every share 1 (the default) nothing
+    changes."""
 
     REFRESH = 256
 
@@ -161,6 +171,7 @@ class WorkingSetReadCache(WarmReadCache):
         capacity: int,
         resident_share: float = 1.0,
         popularity: Mapping[str, Locality] | None = None,
+        placement: Mapping[str, float] | None = None,
     ) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
             raise ValueError(
@@ -179,7 +190,15 @@ class WorkingSetReadCache(WarmReadCache):
                     f"read cache {name!r}: popularity of class {cls!r} must be a Uniform, HotSpot or Zipf "
                     f"locality, got {model!r}"
                 )
+        placement = dict(placement or {})
+        for cls, share in placement.items():
+            if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
+                raise ValueError(
+                    f"read cache {name!r}: placement of class {cls!r} must be in [0, 1], got {share!r}"
+                )
         super().__init__(name, cache, backend, 1.0)
+        #: per class name: the share (0..1) of its data the cache admits (1 when not named)
+        self.placement: dict[str, float] = {c: float(v) for c, v in placement.items()}
         self.capacity = capacity
         self.resident_share = float(resident_share)
         #: per class name: how its reads spread over the bytes it reads
@@ -201,6 +220,13 @@ class WorkingSetReadCache(WarmReadCache):
         if model is None and cls.endswith(" read"):
             model = self.popularity.get(cls[: -len(" read")])
         return None if isinstance(model, Uniform) else model
+
+    def _placement(self, cls: str) -> float:
+        """The share of ``cls``'s data the cache admits (a split read class takes its source's)."""
+        share = self.placement.get(cls)
+        if share is None and cls.endswith(" read"):
+            share = self.placement.get(cls[: -len(" read")])
+        return 1.0 if share is None else share
 
     def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
         """The data as groups of equally read bytes: ``(bytes[G], reads per byte[G], the reads per byte
@@ -274,9 +300,20 @@ class WorkingSetReadCache(WarmReadCache):
         """Each class's hit ratio from the ranges and read counts so far (Che's approximation)."""
         if not self.classes:
             return {}
-        if self.data_bytes() <= self.capacity:
-            return dict.fromkeys((c for c, _v in self.classes), self.resident_share)
-        size, rate, contrib, names = self._groups()
+        placed = {c: self._placement(c) for c, _v in self.classes}
+        if all(v == 1.0 for v in placed.values()):
+            if self.data_bytes() <= self.capacity:
+                return dict.fromkeys((c for c, _v in self.classes), self.resident_share)
+            size, rate, contrib, names = self._groups()
+            share = np.ones(len(names))
+        else:  # each group counts the largest share among the classes reading it
+            size, rate, contrib, names = self._groups()
+            share = np.array([placed[c] for c in names])
+            weight = np.where(contrib > 0, share[None, :], 0.0).max(axis=1)
+            admitted = size * weight
+            if float(admitted.sum()) <= self.capacity:
+                return {c: min(self.resident_share, float(s)) for c, s in zip(names, share, strict=True)}
+            size = admitted
         capacity = float(self.capacity)
 
         def excess(t: float) -> float:
@@ -287,8 +324,9 @@ class WorkingSetReadCache(WarmReadCache):
             hi *= 2.0
         t = optimize.brentq(excess, 0.0, hi, xtol=1e-12 * hi, rtol=1e-10)
         resident = -np.expm1(-rate * t)
-        reads = contrib * size[:, None]  # reads of each class in each group
-        ratios = (resident @ reads) / reads.sum(axis=0)
+        reads = contrib * size[:, None]  # reads of each class in each group (of the admitted bytes)
+        total = reads.sum(axis=0)
+        ratios = share * np.divide(resident @ reads, total, out=np.zeros_like(total), where=total > 0)
         return {c: min(self.resident_share, float(h)) for c, h in zip(names, ratios, strict=True)}
 
     def submit(self, io: IORequest) -> EventLike:

@@ -7,9 +7,11 @@ brings:
 
 - a volume starts as a copy of a **base image** (a golden desktop image, a database's initial load): block
   ``b`` of every volume holds base content ``b mod image_blocks``, the same across volumes (what a clone
-  shares), except a ``unique_share`` of its blocks (chosen by a hash of volume and block), which hold
-  content of that volume's own, written before the run (a persistent desktop's divergence);
-- a write brings **unique** content with probability ``unique_share`` (user data, a desktop's own changes),
+  shares), except a ``diverged_share`` of its blocks (chosen by a hash of volume and block), which hold
+  content of that volume's own, written before the run (a persistent desktop's divergence: a share of
+  its capacity; by default the same number as ``unique_share``);
+- a write brings **unique** content with probability ``unique_share`` (a share of the written IO: user
+  data, a desktop's own changes),
   else content from a **common pool** (zeroed blocks, the same OS and application files written by every
   desktop), drawn Zipf-like so a few common blocks dominate;
 - every content has a **compression ratio** (uncompressed / compressed size), a deterministic function of
@@ -39,8 +41,10 @@ _STANDARD_NORMAL = NormalDist()
 @dataclass(frozen=True)
 class ContentModel:
     """The generator's parameters (see the module docs). ``block_bytes``: the deduplication block (bytes);
-    ``image_bytes``: the base image every volume starts from; ``unique_share`` (0..1): share of a volume's
-    blocks that diverged from the image before the run, and of written blocks whose content is new; ``common_blocks`` and ``common_skew``: the pool non-unique writes draw
+    ``image_bytes``: the base image every volume starts from; ``unique_share`` (0..1): share of written
+    blocks whose content is new (a share of the IO); ``diverged_share`` (0..1, ``None``: the same as
+    ``unique_share``): share of a volume's blocks that diverged from the image before the run (a share of
+    the capacity, a different quantity); ``common_blocks`` and ``common_skew``: the pool non-unique writes draw
     from and its Zipf exponent; ``compression_mean`` (>= 1) and ``compression_sigma``: the lognormal of
     per-content compression ratios (a ratio below 1 is taken as 1: stored uncompressed)."""
 
@@ -51,6 +55,7 @@ class ContentModel:
     common_skew: float = 1.0
     compression_mean: float = 2.0
     compression_sigma: float = 0.5
+    diverged_share: float | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -60,12 +65,19 @@ class ContentModel:
             problems.append(f"image_bytes must be >= block_bytes, got {self.image_bytes}")
         if not 0.0 <= self.unique_share <= 1.0:
             problems.append(f"unique_share must be in [0, 1], got {self.unique_share}")
+        if self.diverged_share is not None and not 0.0 <= self.diverged_share <= 1.0:
+            problems.append(f"diverged_share must be in [0, 1] or None, got {self.diverged_share}")
         if self.common_blocks < 1 or self.common_skew < 0:
             problems.append("common_blocks must be >= 1 and common_skew >= 0")
         if not self.compression_mean >= 1.0 or self.compression_sigma < 0:
             problems.append("compression_mean must be >= 1 and compression_sigma >= 0")
         if problems:
             raise ValueError("content model: " + "; ".join(problems))
+
+    @property
+    def diverged(self) -> float:
+        """The share of a volume's blocks that diverged from the image before the run (0..1)."""
+        return self.unique_share if self.diverged_share is None else self.diverged_share
 
     @property
     def image_blocks(self) -> int:
@@ -93,6 +105,7 @@ class VolumeContents:
         self.model = model
         self.rng = rng
         self.written: dict[tuple[int, int], int] = {}
+        self._diverged = model.diverged  # share of each volume's blocks that are its own before the run
         self._next_unique = UNIQUE_BASE
         weights = 1.0 / np.arange(1, model.common_blocks + 1) ** model.common_skew
         cdf = self._common_cdf = np.cumsum(weights / weights.sum())
@@ -113,7 +126,8 @@ class VolumeContents:
         if c is not None:
             return c
         key = (volume << 40) ^ block
-        if self.model.unique_share > 0 and _unit_hash(key ^ 0x5DEECE66D) < self.model.unique_share:
+        diverged = self._diverged
+        if diverged > 0 and _unit_hash(key ^ 0x5DEECE66D) < diverged:
             return DIVERGED_BASE + key  # this volume's own content, stored before the run
         return block % self.model.image_blocks
 

@@ -9,9 +9,7 @@ import polars as pl
 from storagelab.calibration.claims import published_value
 from storagelab.studies.ilio import preset
 from storagelab.studies.ilio.claims import tier2_iops
-from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, ilio_extra_writes
-from storagelab.workloads.application import ApplicationWorkload, combine
-from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, login_vsi
+from storagelab.studies.ilio.workloads import DESKTOPS, ilio_extra_writes, login_vsi_run
 
 #: Desktops per host (each host runs its own ILIO VM): the study ran 75 sessions on one host.
 DESKTOPS_PER_HOST = DESKTOPS
@@ -29,10 +27,7 @@ def scale_out(
     Iometer baseline."""
     rows = []
     for n in desktop_counts:
-        w = combine("Login VSI + Iometer", [
-            login_vsi(desktops=n, ramp=False, span=n * SPAN_PER_DESKTOP),
-            ilio_extra_writes(desktops=n, span=n * DESKTOP_DISK),
-        ])  # fmt: skip
+        w = login_vsi_run(n)
         hosts = math.ceil(n / DESKTOPS_PER_HOST)
         topo = preset.equallogic(ilio=True, **{"ilio_hosts": hosts, **(overrides or {})})
         res = topo.run(w, seed=seed, warmup=1.0, duration=5.0 if quick else 60.0)
@@ -60,13 +55,6 @@ def four_corners(
                                 **corners.run_times(quick))  # fmt: skip
 
 
-def _vsi(desktops: int, extra_writes: bool) -> ApplicationWorkload:
-    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)]
-    if extra_writes:
-        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
-    return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)
-
-
 def reduction_sweep(
     *,
     unique_shares: list[float],
@@ -91,7 +79,12 @@ def reduction_sweep(
         if key is not None:
             o[key] = (value, "GB") if key == "ilio_ram" else value
         topo = preset.equallogic(ilio=True, **o)
-        res = topo.run(_vsi(desktops, extra), seed=seed, warmup=1.0, duration=4.0 if quick else 30.0)
+        res = topo.run(
+            login_vsi_run(desktops, extra_writes=extra),
+            seed=seed,
+            warmup=1.0,
+            duration=4.0 if quick else 30.0,
+        )
         t1, t2 = float(res.summary()["iops"].sum()), tier2_iops(res, topo)
         link = topo.role_stats(res, "link", "mb_per_s")["value"][0]
         drives = topo.role_stats(res, "drives", "utilisation")
@@ -105,16 +98,19 @@ def reduction_sweep(
 
 
 def capacity_per_desktop(
-    unique_shares: list[float], desktop_counts: list[int], **overrides: object
+    diverged_shares: list[float], desktop_counts: list[int], **overrides: object
 ) -> pl.DataFrame:
     """Array capacity per desktop (GB) from the content model's arithmetic, not a simulation: the shared
-    image stored once, compressed, plus each desktop's diverged blocks, compressed:
-    image / ratio x (1 / desktops + unique share)."""
+    image stored once, compressed, plus each desktop's own data, compressed. A desktop holds ``D`` =
+    ``ilio_desktop_data`` (16.2 GB), of which a share ``d`` (``diverged_shares``, %: a share of the
+    capacity, not ILIO's 5 % unique share of the IO) is its own and the rest the image:
+    D / ratio x ((1 - d) / desktops + d)."""
     p = preset.equallogic(ilio=True, **overrides).params
-    image_gb, ratio = p["ilio_image"].si / 1e9, p["ilio_compression"].value
+    data_gb, ratio = p["ilio_desktop_data"].si / 1e9, p["ilio_compression"].value
     return pl.DataFrame(
-        [{"unique_share_pct": s, "desktops": n, "capacity_per_desktop_gb": image_gb / ratio * (1 / n + s / 100)}
-         for s in unique_shares for n in desktop_counts]
+        [{"diverged_share_pct": s, "desktops": n,
+          "capacity_per_desktop_gb": data_gb / ratio * ((1 - s / 100) / n + s / 100)}
+         for s in diverged_shares for n in desktop_counts]
     )  # fmt: skip
 
 

@@ -26,7 +26,7 @@ from storagelab.components.data_reduction import InlineReduction, WriteCoalescer
 from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.devices.hdd import command_ordering
-from storagelab.kernel import Delay, Link, Path, Station
+from storagelab.kernel import Delay, Link, Path, ResponseTimeProbe, Station
 from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.workloads.content import ContentModel
@@ -71,6 +71,10 @@ def params(ilio: bool = False) -> dict[str, Param]:
     return p
 
 
+#: ILIO: the share (%) of a desktop's data that is its own, from the RAM the study's hosts used (7.1.2) at the
+#: assumed 2:1 compression: (281.89 GB / 7 hosts x 2 - 16.2 GB) / (16.2 GB x (500 / 7 - 1)).
+DIVERGED_SHARE_PCT = round(100 * (281.89 / 7 * 2 - 16.2) / (16.2 * (500 / 7 - 1)), 1)
+
 #: ILIO's CPU time per 4 KiB IO, fitted: its two vCPUs saturate at the Iometer test's 36,676.27 IOPS.
 ILIO_CPU_FITTED_ON = ("iom-ilio-iops",)
 
@@ -79,8 +83,9 @@ def ilio_params() -> dict[str, Param]:
     """Atlantis ILIO's parameters, each with its origin."""
     return {
         "ilio_unique_share": Param(5, "%", "document", f"{_DOC}, Fast Replication: 'generally only about 5% of the "
-                                   "IO for a given desktop image is unique' (vendor claim), taken as the share of "
-                                   "written blocks whose content is new"),
+                                   "IO for a given desktop image is unique' (vendor claim): a share of the IO, the "
+                                   "share of written blocks whose content is new (what Fast Replication sends on); "
+                                   "not a share of the capacity (ilio_diverged_share)"),
         "ilio_hosts": Param(1, "count", "document", f"{_DOC}: the tests ran 'up to 75 sessions on a single host' "
                             "(one ILIO VM per host; 500 desktops are planned on 7 hosts)"),
         "ilio_vcpus": Param(2, "count", "document", f"{_DOC}: 'Atlantis ILIO vCPU Configuration 2 vCPUs'"),
@@ -93,8 +98,21 @@ def ilio_params() -> dict[str, Param]:
         "ilio_ram_latency": Param(50, "us", "assumption", "memory access and the hypervisor's NFS path per IO, "
                                   "besides the CPU time; not stated (the 0.42 ms Iometer response includes queueing "
                                   "for the CPUs)"),
-        "ilio_image": Param(16.2, "GB", "document", f"{_DOC}: 'Thin: 500 * 16.2GB' used per desktop, taken as the "
-                            "image every desktop clone shares"),
+        "ilio_desktop_data": Param(16.2, "GB", "document", f"{_DOC}, 7.1.1: 'Thin: 500 * 16.2GB = 8.1 TB' without "
+                                   "ILIO: the data each desktop's 32 GB disk holds, the image's content and the "
+                                   "desktop's own (not the image: the image is the part the desktops share, "
+                                   "ilio_desktop_data x (1 - ilio_diverged_share))"),
+        "ilio_diverged_share": Param(DIVERGED_SHARE_PCT, "%", "assumption", f"{_DOC}, 7.1.2: the share of a desktop's "
+                                     "data that is its own (differs from the image), a share of the capacity. 'Actual "
+                                     "Server RAM utilized 281.89 GB' for 500 desktops on 7 hosts: 40.3 GB per host of "
+                                     "71.4 desktops holds the image once and each desktop's own data, compressed; at "
+                                     "ilio_compression 2, (40.3 x 2 - 16.2) / (16.2 x 70.4) = 5.6 %. An upper estimate "
+                                     "(the RAM also holds transient data and the index): the evidence allows 0-5.6 %"),
+        "ilio_desktops_in_ram": Param(1, "count", "document", f"{_DOC}, 3.2: 'Atlantis ILIO In-Memory Storage "
+                                      "technology places all primary storage in server RAM' and 4.1: 'All VDI desktops "
+                                      "execute from compute host RAM functioning as Tier 1': each desktop's own data "
+                                      "is in the ILIO VM's RAM before the run, so reading it never reaches the array "
+                                      "(1; 0: read from the array at its first read)", choices=(0, 1), low=0),
         "ilio_compression": Param(2.0, "ratio", "assumption", "mean compression ratio of desktop blocks ('wire-speed "
                                   "compression'; no ratio stated)", low=1.0, high=20.0),
         "ilio_segment": Param(64, "KiB", "assumption", "Fast Replication writes unique data to the array "
@@ -131,14 +149,19 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
         duplex=False,
     )
     link = Link("1 GbE", p["link_rate"].si)
-    array = Path("EqualLogic", [Delay("iSCSI", p["iscsi_latency"].si), link, controller, cache])
+    array: Component = Path("EqualLogic", [Delay("iSCSI", p["iscsi_latency"].si), link, controller, cache])
+    parts: dict[str, Component] = {}
+    if ilio:  # what reaches the array (Tier 2), counted as it completes: ILIO's back-end IOs and segments
+        array = parts["tier 2"] = ResponseTimeProbe("Tier 2 (EqualLogic)", array)
     roles: dict[str, list[Component]] = {"drives": list(drives), "link": [link]}
     volume = array
     if ilio:
+        diverged = p["ilio_diverged_share"].value / 100
         content = ContentModel(
-            image_bytes=int(p["ilio_image"].si), unique_share=p["ilio_unique_share"].value / 100,
-            compression_mean=p["ilio_compression"].value,
+            image_bytes=int(p["ilio_desktop_data"].si * (1 - diverged)), unique_share=p["ilio_unique_share"].value / 100,
+            diverged_share=diverged, compression_mean=p["ilio_compression"].value,
         )  # fmt: skip
+        own_in_ram = bool(p["ilio_desktops_in_ram"].value)
         per_block = p["ilio_cpu_per_io"].si
         hosts = int(p["ilio_hosts"].value)
         instances = []
@@ -152,6 +175,7 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
                 f"Atlantis ILIO {h}", array, content, ram_bytes=p["ilio_ram"].si, ram_latency=p["ilio_ram_latency"].si,
                 fingerprint_time=per_block, compress_time_per_byte=0.0, read_time=per_block, coalescer=coalescer,
                 cpu=cpu_station(f"ILIO vCPUs {h}", int(p["ilio_vcpus"].value)), image_in_ram=True,
+                own_in_ram=own_in_ram,
             ))  # fmt: skip
         # desktops spread over the hosts (by 1 GiB region of the address space: the workloads give each
         # desktop its own range), each host's ILIO VM with its own RAM, CPUs and index
@@ -168,7 +192,7 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
                             cost=("ilio_cpu_per_io",), concurrency=("ilio_vcpus",), saturates="iom-ilio-iops",
                             per_io_s=p["ilio_cpu_per_io"].si,
                             note="fitted on the Iometer maximum on ILIO, taken as CPU-bound"))  # fmt: skip
-    return Topology(name, {"vdi": volume}, p, roles=roles, stages=stages)
+    return Topology(name, {"vdi": volume}, p, parts=parts, roles=roles, stages=stages)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

@@ -1,6 +1,6 @@
 """The ILIO study's application generators, which no other study runs: the extra Iometer writes beside
-Login VSI (7.1.4) and Iometer with the Atlantis VDI pattern (7.1.3). Login VSI and the boot storm are in
-:mod:`storagelab.workloads.catalogue.vdi`."""
+Login VSI (7.1.4), the Login VSI run as the study ran it (:func:`login_vsi_run`) and Iometer with the
+Atlantis VDI pattern (7.1.3). Login VSI and the boot storm are in :mod:`storagelab.workloads.catalogue.vdi`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from storagelab.workloads.application import (
     BurstThink,
     Stream,
     assumed,
+    combine,
     documented,
     need_count,
 )
+from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, login_vsi
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
@@ -94,3 +96,16 @@ def atlantis_vdi_iometer(
         name, volume, ATLANTIS_VDI, span, workers=workers, outstanding=outstanding, split_ops=True
     )
     return ApplicationWorkload(name, (stream,), params)
+
+
+def login_vsi_run(desktops: int = DESKTOPS, *, extra_writes: bool = True) -> ApplicationWorkload:
+    """The study's Login VSI run at steady state (7.1.6): ``desktops`` Login VSI sessions, each over its
+    own change disk (``desktops x`` :data:`~storagelab.workloads.catalogue.vdi.SPAN_PER_DESKTOP`), and,
+    with ``extra_writes``, each session's 38 extra Iometer write IOPS over its 32 GB disk
+    (:func:`ilio_extra_writes`). The one place the study's scenario, its scale-out and its sweeps build
+    this load, so that the span always follows the desktops run."""
+    need_count("login_vsi_run", "desktops", desktops)
+    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)]
+    if extra_writes:
+        parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
+    return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)

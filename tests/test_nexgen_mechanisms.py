@@ -1,0 +1,79 @@
+"""The NexGen N5's data placement as the sources describe it (issue 66 item 6): the flash tier admits each
+data set by its own share (master images warm, databases cold), and the destage of writes to the NL-SAS
+drives is a parameter the model honours."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from storagelab.components.extent import Extent
+from storagelab.components.tiering import WorkingSetReadCache
+from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, Station
+from storagelab.kernel.simulation import simulate
+
+GB = 10**9
+
+
+def _two_classes(capacity: int, hot_share: float, cold_share: float, *, cold_gb: float = 4.0):
+    """A cache of ``capacity`` bytes before two classes of uniform 4 KiB reads on their own volumes:
+    ``hot`` over 1 GB, ``cold`` over ``cold_gb`` (from 2 GB on), with their placement shares."""
+    flash = Station("flash", Deterministic(50e-6), servers=8)
+    disk = Station("disk", Deterministic(1e-3), servers=8)
+    cache = WorkingSetReadCache(
+        "tier", flash, disk, capacity, placement={"hot": hot_share, "cold": cold_share}
+    )
+    hot = ClosedSource("hot", cache, FixedSampler(size=4096, span=GB), workers=4)
+    cold_data = Extent("cold data", cache, offset=2 * GB)  # disjoint from the hot class's bytes
+    cold = ClosedSource("cold", cold_data, FixedSampler(size=4096, span=int(cold_gb * GB)), workers=4)
+    simulate(cache, [hot, cold], duration=1.0, warmup=0.2, seed=1, progress=False)
+    return cache.class_ratios()
+
+
+@settings(max_examples=25, deadline=None)
+@given(hot=st.floats(0.0, 1.0), cold=st.floats(0.0, 1.0))
+def test_each_class_hits_its_own_share_when_what_the_tier_admits_fits(hot, cold):
+    """5 GB of data in 10 GB of flash: each class's hit ratio is its own placement share."""
+    ratios = _two_classes(10 * GB, hot, cold)
+    assert ratios["hot"] == pytest.approx(hot)
+    assert ratios["cold"] == pytest.approx(cold)
+
+
+def test_a_class_the_tier_does_not_admit_takes_no_room():
+    """1 GB of flash, 1 GB read by an admitted class and 4 GB by one that is not: the admitted class holds
+    the whole tier (all hits), the other none; admitting both, they share it: the 4 GB take room (the
+    Che steady state gives the busier 1 GB about 0.6 of its reads, the 4 GB about 0.1)."""
+    placed = _two_classes(GB, 1.0, 0.0)
+    assert placed["hot"] == pytest.approx(1.0) and placed["cold"] == 0.0
+    shared = _two_classes(GB, 1.0, 1.0)
+    assert 0.3 < shared["hot"] < 0.9 and 0.02 < shared["cold"] < 0.25
+
+
+def _steady_raid(**overrides):
+    """Scenario 1's Login VSI window, briefly: the preset's topology and its RAID-10 set's statistics."""
+    import polars as pl
+
+    from storagelab.studies.nexgen import preset
+    from storagelab.studies.nexgen.workloads import steady_workload
+
+    topo = preset.nexgen(qos=1, **overrides)
+    res = topo.run(steady_workload(), seed=1, warmup=0.5, duration=1.5)
+    raid = res.components().filter(pl.col("kind") == "RaidSet")
+    return topo, dict(zip(raid["statistic"].to_list(), raid["value"].to_list(), strict=True))
+
+
+@pytest.mark.parametrize("destage", [0, 1])
+def test_the_destage_parameter_decides_whether_writes_reach_the_drives(destage):
+    """With flash_destage=1 every write also reaches the NL-SAS drives, gathered into destage_segment
+    writes (each a RAID-10 write of 4 stripe units on both mirrors); with 0 the drives serve reads only,
+    one member each (the reads are no larger than a stripe unit and aligned)."""
+    topo, raid = _steady_raid(flash_destage=destage, destage_segment=(256, "KiB"))
+    assert topo.params["flash_destage"].value == destage
+    if destage:
+        stats = topo.parts["destage"].stats(1.0)
+        assert stats["segments_out"] > 0 and stats["writes_per_segment"] > 10
+        assert raid["member_ios_per_io"] > 1.0
+    else:
+        assert "destage" not in topo.parts
+        assert raid["member_ios_per_io"] == 1.0
