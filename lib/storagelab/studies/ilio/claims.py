@@ -224,13 +224,16 @@ def scenarios() -> list[Scenario]:
                     STUDY,
                     "vsi-t1-peak",
                     "Tier-1 (ILIO) IOPS, Login VSI run",
-                    note="Login VSI IOPS per desktop from the NexGen study (10, medium); published value is a peak",
+                    note="Login VSI IOPS per desktop from the NexGen study (10, medium); the peak is the busiest of the "
+                    "study's 5-minute samples (7.1.5), simulated the same way",
                 ),
                 Point(
                     STUDY,
                     "vsi-t2-peak",
                     "Tier-2 (EqualLogic) IOPS, Login VSI run",
-                    note="Tier 2 gets the coalesced unique writes and first reads of diverged blocks; published value is a peak",
+                    note="Tier 2 gets the coalesced unique writes (desktops' own data is read from ILIO's RAM, 3.2); the "
+                    "Tier-2 user data and infrastructure volumes (4.1) are not modelled: no source gives their rate; the "
+                    "peak is the busiest 5-minute sample",
                 ),
             ),
             login_vsi,
