@@ -170,7 +170,12 @@ def test_recording_discovers_exactly_the_uncertain_parameters_read():
 
 
 def test_parameter_draw_changes_what_a_preset_reads():
-    draw = {("toy", "bandwidth"): 7.5, ("toy", "queue"): "sstf", ("toy", "nope"): 1.0, ("elsewhere", "x"): 3}
+    draw = {
+        ("toy", "bandwidth"): 7.5,
+        ("toy", "queue"): "sstf",
+        ("toy", "nope"): 1.0,  # a parameter the preset does not declare
+        ("elsewhere", "working_set"): 60.0,  # another preset's parameter of the same name
+    }
     with parameter_draw(draw):
         assert current_draw_key() != ()
         read = _build_toy()
@@ -259,6 +264,13 @@ def test_rbd_fast_on_the_sobol_design_names_the_dominant_input():
     assert s.ranked()[0][0] == ("f", "x1")
     assert s.index["f", "x1"] == pytest.approx(100 / 101, abs=0.05)  # the first-order index of x1
     assert s.index["f", "x1"] - max(s.index["f", "x2"], s.index["f", "x3"]) > 0.5
+
+
+def test_rbd_fast_default_harmonics_see_an_effect_that_is_not_monotone():
+    design = sobol_design(TWO, 32, seed=5)
+    y = [(d["f", "x1"] - 0.5) ** 2 for d in design.draws]
+    s = sensitivity(design, y)  # with one harmonic the index of x1 is about 0: its first harmonic is flat
+    assert s.ranked()[0][0] == ("f", "x1") and s.index["f", "x1"] > 0.7
 
 
 def test_morris_gives_the_elementary_effects_of_a_linear_function():
