@@ -287,3 +287,22 @@ def test_sensitivity_refuses_a_failed_run():
     design = sobol_design(TWO, 8, seed=5)
     with pytest.raises(ValueError, match="not finite"):
         sensitivity(design, [1.0] * 7 + [math.nan])
+
+
+def test_a_draw_reaches_a_study_preset_built_inside_it():
+    """A preset of the studies builds its ParamSet when called, so a draw around the call reaches it: each
+    number a preset declares (not a fit, not a count) read at 1.5 times its value."""
+    from storagelab import studies
+
+    name = next(iter(studies.PRESETS))
+    plain = studies.build(name).params
+    draw = {
+        (plain.preset, k): 1.5 * p.value
+        for k, p in plain.declared().items()
+        if isinstance(p.value, float | int) and p.unit not in ("count", "ratio", "%") and p.origin != "fit"
+    }
+    assert draw, f"preset {name!r} declares no number to draw"
+    with parameter_draw(draw):
+        drawn = studies.build(name).params
+    for (_, k), value in draw.items():
+        assert drawn[k].value == pytest.approx(value) and drawn[k].source.startswith("drawn"), k
