@@ -287,6 +287,10 @@ def test_sensitivity_refuses_a_failed_run():
     design = sobol_design(TWO, 8, seed=5)
     with pytest.raises(ValueError, match="not finite"):
         sensitivity(design, [1.0] * 7 + [math.nan])
+    with pytest.raises(ValueError, match="more than 8 draws"):
+        sensitivity(
+            design, [float(i) for i in range(8)]
+        )  # 2 harmonics: the bias correction 2M/n would be 1/2
 
 
 def test_a_draw_reaches_a_study_preset_built_inside_it():

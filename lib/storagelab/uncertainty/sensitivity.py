@@ -79,6 +79,8 @@ def sensitivity(
         from SALib.analyze import rbd_fast
 
         m = harmonics if harmonics is not None else min(10, max(2, len(design) // 32))
+        if not 1 <= m < len(design) / 4:
+            raise ValueError(f"RBD-FAST with {m} harmonics needs more than {4 * m} draws, got {len(design)}")
         result = rbd_fast.analyze(problem, design.u, y, M=m, seed=seed)
         index, conf = result["S1"], result["S1_conf"]
         method = "rbd_fast"
