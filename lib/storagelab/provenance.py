@@ -15,17 +15,24 @@ Origins (:data:`ORIGINS`):
 
 :func:`capacity_scale` sets the factor by which presets built inside it scale their capacity-setting
 parameters (the calibration's sensitivity check).
+
+A parameter whose value is uncertain carries its distribution (``uncertainty``, one of
+:mod:`storagelab.uncertainty.distributions`). :func:`recording_uncertain` collects the uncertain parameters
+the presets built inside it read (to discover a scenario's by running it once), and :func:`parameter_draw`
+gives presets built inside it drawn values for them (:mod:`storagelab.uncertainty` says how a study uses the
+two).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 from storagelab.published.units import UNITS, to_si
+from storagelab.uncertainty.distributions import DISTRIBUTIONS, Choice, Distribution
 
 ORIGINS = ("document", "device-physics", "datasheet", "fit", "assumption", "user")
 
@@ -53,7 +60,15 @@ class Param:
     ``low``/``high``: the allowed range in ``unit`` (by default counts are whole numbers >= 1, ratios lie
     in [0, 1], percentages in [0, 100], everything else is > 0). ``capacity``: one of
     :data:`CAPACITY_KINDS` when the parameter sets the preset's capacity, else empty.
-    ``si`` is the value in SI units (s, B, B/s, 1/s, count)."""
+    ``si`` is the value in SI units (s, B, B/s, 1/s, count).
+
+    ``uncertainty``: the distribution the value may be drawn from in the uncertainty analysis (a
+    :class:`~storagelab.uncertainty.distributions.Uniform`, ``LogUniform``, ``Triangular`` or ``Choice``, its
+    numbers in ``unit``), or None for a value taken as exact (a document's stated value, a user's override).
+    ``source`` says why those bounds. The rule: the declared ``value`` lies in the uncertainty's support, and
+    so does every value it can draw lie in what the parameter accepts (both ends of a range, every value of a
+    Choice); a parameter whose value is a name or a count (:data:`PRESET_UNIT`, :data:`CHOICE_UNIT`,
+    ``count``) takes a ``Choice``. A Param breaking the rule is refused with the reason."""
 
     value: float | str
     unit: str
@@ -64,6 +79,7 @@ class Param:
     low: float | None = None
     high: float | None = None
     capacity: str = ""
+    uncertainty: Distribution | None = None
 
     def __post_init__(self) -> None:
         if self.unit == PRESET_UNIT:
@@ -96,6 +112,32 @@ class Param:
             raise ValueError(f"fitted_on is for fitted parameters; this one's origin is {self.origin!r}")
         if self.capacity and self.capacity not in CAPACITY_KINDS:
             raise ValueError(f"Param capacity must be one of {CAPACITY_KINDS}, got {self.capacity!r}")
+        if self.uncertainty is not None:
+            self._check_uncertainty(self.uncertainty)
+
+    def _check_uncertainty(self, dist: Distribution) -> None:
+        """Refuse an uncertainty this parameter cannot carry (see the class's rule)."""
+        where = f"Param {self.value!r} {self.unit} ({self.source!r})"
+        if not isinstance(dist, DISTRIBUTIONS):
+            raise ValueError(
+                f"{where}: uncertainty must be one of {[d.__name__ for d in DISTRIBUTIONS]}, got {dist!r}"
+            )
+        if self.unit in (PRESET_UNIT, CHOICE_UNIT, "count") and not isinstance(dist, Choice):
+            raise ValueError(
+                f"{where}: a {self.unit!r} parameter's uncertainty is a Choice of its values, got {dist.describe()}"
+            )
+        if not dist.contains(self.value):
+            raise ValueError(
+                f"{where}: the value lies outside its uncertainty's support ({dist.describe()}); "
+                "the declared value must be one the stated distribution can draw"
+            )
+        ends = dist.values if isinstance(dist, Choice) else dist.bounds
+        refused = [v for v in ends if not self.accepts(v)]
+        if refused:
+            raise ValueError(
+                f"{where}: its uncertainty ({dist.describe()}) can draw {refused[0]!r}, which the parameter "
+                f"does not accept; it accepts {self.allowed()}"
+            )
 
     @property
     def si(self) -> float:
@@ -143,6 +185,14 @@ class Param:
 
 _SCALE: ContextVar[float] = ContextVar("storagelab_capacity_scale", default=1.0)
 
+#: A parameter of a preset, as the uncertainty analysis names it: (preset name, parameter name).
+ParamKey = tuple[str, str]
+
+_RECORDING: ContextVar[dict[ParamKey, Param] | None] = ContextVar(
+    "storagelab_recording_uncertain", default=None
+)
+_DRAW: ContextVar[dict[ParamKey, object] | None] = ContextVar("storagelab_parameter_draw", default=None)
+
 
 def current_capacity_scale() -> float:
     """The factor presets built here scale their capacity by (1 outside :func:`capacity_scale`): for a
@@ -162,3 +212,76 @@ def capacity_scale(factor: float) -> Iterator[None]:
         yield
     finally:
         _SCALE.reset(token)
+
+
+def current_recording() -> dict[ParamKey, Param] | None:
+    """Where the presets built here record the uncertain parameters they read (the innermost
+    :func:`recording_uncertain`'s dict), or None outside one."""
+    return _RECORDING.get()
+
+
+def record_uncertain(preset: str, name: str, param: Param) -> None:
+    """Record that preset ``preset`` read parameter ``name`` (``param``, as declared) inside
+    :func:`recording_uncertain`; nothing outside one, or when ``param`` has no uncertainty. A parameter
+    read again with the same distribution is recorded once; with another, it is refused (one draw cannot
+    serve two distributions)."""
+    recorded = _RECORDING.get()
+    if recorded is None or param.uncertainty is None:
+        return
+    key = (preset, name)
+    before = recorded.setdefault(key, param)
+    if before.uncertainty != param.uncertainty:
+        raise ValueError(
+            f"preset {preset!r}, parameter {name!r} was read with two uncertainties "
+            f"({before.uncertainty!r} and {param.uncertainty!r}); one draw cannot serve both"
+        )
+
+
+@contextmanager
+def recording_uncertain() -> Iterator[dict[ParamKey, Param]]:
+    """Within this block, every preset built (every :class:`~storagelab.architectures.parameters.ParamSet`)
+    records each parameter it reads that has an ``uncertainty``, as declared (before a draw or capacity
+    scaling; a user's override has none, so it is not recorded), in the dict this yields:
+    ``{(preset, parameter): Param}``. Running a scenario once inside it discovers the uncertain parameters
+    that scenario's predictions rest on. A recording nested in another collects for itself only."""
+    recorded: dict[ParamKey, Param] = {}
+    token = _RECORDING.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _RECORDING.reset(token)
+
+
+def current_parameter_draw() -> dict[ParamKey, object]:
+    """The drawn values presets built here read (empty outside :func:`parameter_draw`)."""
+    return dict(_DRAW.get() or {})
+
+
+def current_draw_key() -> tuple[tuple[ParamKey, str], ...]:
+    """The current draw as a hashable key, empty outside :func:`parameter_draw`: for a cache of results
+    that depend on the parameters presets are built from (like :func:`current_capacity_scale`)."""
+    return tuple(sorted((k, repr(v)) for k, v in (_DRAW.get() or {}).items()))
+
+
+@contextmanager
+def parameter_draw(values: Mapping[ParamKey, object]) -> Iterator[None]:
+    """Within this block, a preset named P built here reads its parameter N as ``values[(P, N)]`` (in the
+    parameter's unit, or a quantity it can read: ``"8 GB/s"``, ``(8, "GB/s")``), validated like an override
+    and re-tagged: its ``origin`` kept, its ``source`` saying it was drawn, from what, and the declared value.
+    Parameters not in ``values`` read as declared; keys naming another preset or a parameter a preset does
+    not declare are harmless (one draw serves a whole scenario). It composes:
+
+    - with :func:`capacity_scale`: the drawn value is scaled like the declared one would be (fitted ones held);
+    - with a user's override given when the preset is built: the override wins over the draw (the user fixed
+      that parameter);
+    - with an enclosing :func:`parameter_draw`: the inner one's values add to and replace the outer's."""
+    draw: dict[ParamKey, object] = {}
+    for key, value in values.items():
+        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key)):
+            raise ValueError(f"a parameter draw is keyed by (preset, parameter) names, got {key!r}")
+        draw[key] = value
+    token = _DRAW.set({**(_DRAW.get() or {}), **draw})
+    try:
+        yield
+    finally:
+        _DRAW.reset(token)

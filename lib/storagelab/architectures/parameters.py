@@ -4,7 +4,9 @@ A :class:`ParamSet` records which parameters the preset read while it built its 
 preset that declares a number its model never uses is refused (:meth:`ParamSet.check_all_read`); it
 applies overrides (validated against each parameter's unit and range, and a device preset's name against
 the device catalogue), the capacity scaling of the calibration's sensitivity check
-(:func:`~storagelab.provenance.capacity_scale`), and builds the device a parameter names
+(:func:`~storagelab.provenance.capacity_scale`), the values drawn for the uncertainty analysis
+(:func:`~storagelab.provenance.parameter_draw`; the uncertain parameters read are recorded inside
+:func:`~storagelab.provenance.recording_uncertain`), and builds the device a parameter names
 (:meth:`ParamSet.device`).
 """
 
@@ -15,7 +17,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from storagelab import devices
-from storagelab.provenance import CHOICE_UNIT, PRESET_UNIT, Param, current_capacity_scale
+from storagelab.provenance import (
+    CHOICE_UNIT,
+    PRESET_UNIT,
+    Param,
+    current_capacity_scale,
+    current_parameter_draw,
+    record_uncertain,
+)
 from storagelab.published.units import UNITS
 
 
@@ -73,7 +82,11 @@ class ParamSet(Mapping[str, Param]):
     and re-tagged ``user``). Reading a parameter (``p["name"]``) records it; :meth:`check_all_read` then
     refuses a declared parameter the preset never read. Inside :func:`capacity_scale` the
     capacity-setting parameters read are scaled, except fitted ones: a fit is held at its fitted value (the
-    calibration's sensitivity check perturbs what was not fitted)."""
+    calibration's sensitivity check perturbs what was not fitted). Inside
+    :func:`~storagelab.provenance.parameter_draw` a parameter drawn for this preset reads as the drawn value
+    (validated like an override, its source saying it was drawn), unless an override set it: a user's
+    override wins over a draw. Inside :func:`~storagelab.provenance.recording_uncertain` each parameter read
+    that has an uncertainty is recorded as declared (with overrides, before a draw)."""
 
     def __init__(
         self, preset: str, params: Mapping[str, Param], overrides: Mapping[str, object] | None = None
@@ -98,8 +111,21 @@ class ParamSet(Mapping[str, Param]):
             was = repr(p.value) if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value} {p.unit}"
             self._params[name] = replace(
                 p, value=new, origin="user", source=f"set when the preset was built (was {was}, {p.origin})",
-                fitted_on=(),
+                fitted_on=(), uncertainty=None,
             )  # fmt: skip
+        self._undrawn = dict(self._params)  # with overrides, before a draw: what a recording records
+        for (drawn_preset, name), value in current_parameter_draw().items():
+            if drawn_preset != preset or name not in self._params or name in (overrides or {}):
+                continue
+            p = self._params[name]
+            new = _override_value(preset, name, p, value)
+            was = repr(p.value) if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value} {p.unit}"
+            spread = p.uncertainty.describe() if p.uncertainty is not None else "no stated distribution"
+            self._params[name] = replace(
+                p,
+                value=new,
+                source=f"drawn for the uncertainty analysis from {spread} (declared {was}): {p.source}",
+            )
 
     def __getitem__(self, name: str) -> Param:
         try:
@@ -107,12 +133,13 @@ class ParamSet(Mapping[str, Param]):
         except KeyError:
             raise KeyError(f"preset {self.preset!r} declares no parameter {name!r}") from None
         self._read.add(name)
+        record_uncertain(self.preset, name, self._undrawn[name])
         if self.scale != 1.0 and p.capacity in ("rate", "time") and p.origin != "fit":
             f = self.scale if p.capacity == "rate" else 1 / self.scale
             value = p.value * f
             if p.unit == "count":
                 value = max(1, round(value))
-            return replace(p, value=value, low=None, high=None, choices=())
+            return replace(p, value=value, low=None, high=None, choices=(), uncertainty=None)
         return p
 
     def __iter__(self) -> Iterator[str]:
