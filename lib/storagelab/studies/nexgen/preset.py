@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from simpy.events import Event
 
 from storagelab.architectures.capacities import Stage, stations_and_links
-from storagelab.architectures.host_cache import guest_caches, host_cache_params
+from storagelab.architectures.host_cache import card_bytes, guest_caches, host_cache_params
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components import raid
@@ -232,7 +232,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         card = Station(f"{card_label} (SQL host)", card_device)
         caches = guest_caches(
             "ioTurbine", oltp, card, guests=SQL_VMS, guest_bytes=guest_bytes,
-            cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block,
+            cache_bytes=int(card_bytes(p, card_device) * share / SQL_VMS), block_bytes=block,
             warm_hit_ratio=hit_ratio if warm else None,
         )  # fmt: skip
         oltp, parts = caches, {**parts, "host cache": caches, "cache card": card}
