@@ -137,13 +137,11 @@ def _service_levels_minimums(spare):
 
 #: Floors (the token bucket promises none), on fixed-service devices the reservations fit, each
 #: reserved tenant deeply backlogged (16 or 32 IOs outstanding); the windows start once the first
-#: deadlines (5 to 100 ms) have passed. mClock and the service levels: the documented bound, r x T - 1.
-#: It holds on these loads to the IO (the fewest dispatches equal the bound in some windows) but it is
-#: not a promise for every load: see test_mclock_reservation_floors_hold_for_generated_tenants for the
-#: bound that is (r x T - 2) and a load that breaks r x T - 1; a service-level volume with only
-#: min x max_latency IOs outstanding (the docstring's condition) can go longer than 1.5 / min without a
-#: dispatch (minimums 250 and 250 IOPS, targets 5 and 50 ms, 2 and 13 outstanding: 23 ms without one).
-#: dmClock: 600 IOPS in total over two servers, one IO of slack per server.
+#: deadlines (5 to 100 ms) have passed. mClock and the service levels: r x T - 1, which holds on these
+#: loads to the IO (the fewest dispatches equal it in some windows) but is not what either promises for
+#: every load: mClock's derived floor is r (T - n s) - 1 (test_mclock_reservation_floors_hold_for_generated_tenants),
+#: the service levels' min x T - N (tests/test_service_levels.py). dmClock: 600 IOPS in total over two
+#: servers, one IO of slack per server.
 FLOORS = [
     Case("mclock", _mclock_reserved, {"a": 300, "b": 200}, slack=1.0),
     Case("dmclock", _dmclock_reserved, {"a": 600}, slack=2.0, start=0.5),
@@ -214,8 +212,8 @@ def _service_levels_bandwidth_capped(qos, seed):
     return qos.station(ServiceLevels(levels), load, service=Deterministic(SERVICE_S), duration=2.0, seed=seed)
 
 
-#: Caps: mClock's limit with ``at_limit="wait"`` (of a tenant without a reservation: see
-#: test_mclock_limit_with_a_reservation_bursts_above_the_cap), the service levels' maximum (one IO of
+#: Caps: mClock's limit with ``at_limit="wait"`` (with a reservation too: see
+#: test_mclock_limit_with_a_reservation_holds_the_cap), the service levels' maximum (one IO of
 #: slack), dmClock's limit over three servers (one IO per server; the windows start once the counts
 #: run: requests stamped before any completion count delta = 1), the token bucket (its burst).
 CAPS = [
