@@ -286,7 +286,9 @@ _ENTRY = st.tuples(st.sampled_from([0.0, 1.0, 2.0]), st.sampled_from([-1, 0, 1])
 
 @pytest.mark.parametrize("queue_class", ["EventQueue", "TupleEventQueue"])
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(early=st.lists(_ENTRY, max_size=6), late=st.lists(_ENTRY, min_size=1, max_size=12), room=st.integers(0, 8))
+@given(
+    early=st.lists(_ENTRY, max_size=6), late=st.lists(_ENTRY, min_size=1, max_size=12), room=st.integers(0, 8)
+)
 def test_an_event_queue_past_its_key_range_stops_with_a_clear_error(queue_class, early, late, room):
     """Both queues keep (time, priority, scheduling number) order up to ``LIMIT`` (2**40) entries a run and
     refuse the next with :class:`EventQueueFull`, naming the count, instead of popping out of order. The

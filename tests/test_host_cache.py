@@ -204,10 +204,14 @@ def test_a_ram_host_cache_builds_as_the_readme_says():
     from storagelab.studies.nexgen.preset import nexgen
 
     builds = _readme_host_cache_builds()
-    assert len(builds) == 2 and any("with_host_cache" in b for b in builds) and any("nexgen" in b for b in builds)
+    assert (
+        len(builds) == 2
+        and any("with_host_cache" in b for b in builds)
+        and any("nexgen" in b for b in builds)
+    )
     scope = {"with_host_cache": host_cache.with_host_cache, "ds5020": ds5020, "nexgen": nexgen}
     for code in builds:
-        topology = eval(code, scope)  # noqa: S307 (the README's own text)
+        topology = eval(code, scope)  # the README's own text
         card = topology.parts["cache card"]
         assert isinstance(card.service_source, DRAM), code
         assert topology.param("host_cache_capacity").si == 64e9
@@ -237,7 +241,7 @@ def test_every_host_cache_builder_sizes_its_caches_from_the_card(builder, card, 
         return host_cache.with_host_cache(ds5020(), {"oracle-1": 3}, **settings_), 3
 
     if capacity_gb == 0 and card == "DDR3 DRAM":
-        with pytest.raises(ValueError, match="no capacity of its own.*host_cache_capacity"):
+        with pytest.raises(ValueError, match=r"no capacity of its own.*host_cache_capacity"):
             build()
         return
     topology, guests = build()

@@ -360,7 +360,9 @@ def assert_mclock_floor(times: np.ndarray, q: ClientQoS, reserved: int, *, at_li
         if bound is None or bound <= 0 or T > DURATION / 2:
             continue
         fewest = window_counts(times, T, 0.0, DURATION, align="floor").min()
-        assert fewest >= bound - EPS, f"{what}: {fewest} dispatches in a {T * 1e3:.2f} ms window < {bound:.2f}"
+        assert fewest >= bound - EPS, (
+            f"{what}: {fewest} dispatches in a {T * 1e3:.2f} ms window < {bound:.2f}"
+        )
         checked += 1
     return checked
 
@@ -390,7 +392,9 @@ def test_the_mclock_floor_is_tight_where_r_t_minus_1_fails(qos):
     tenant. The derived floor holds and is met to within one dispatch in some window, and ``r x T - 1``
     does not hold: the derivation's lateness term is needed, not slack for safety."""
     clients = {"t0": ClientQoS(reservation=953), "t1": ClientQoS()}
-    run = qos.station(MClock(clients), {"t0": 3, "t1": 4}, service=Deterministic(SERVICE_S), duration=DURATION)
+    run = qos.station(
+        MClock(clients), {"t0": 3, "t1": 4}, service=Deterministic(SERVICE_S), duration=DURATION
+    )
     times, q = run.times("t0"), clients["t0"]
     assert assert_mclock_floor(times, q, 1, at_limit="wait", outstanding=3, what="t0") > 0
     T = 1.5 / 953
@@ -426,7 +430,10 @@ def test_mclock_limit_holds_just_above_a_reservation(qos, reservation, above, wo
     serve due reservation tags over the limit) beside a backlogged tenant with or without a reservation:
     at most ``l x T + 1`` in every window, and still served (at least half its limit)."""
     limit = reservation * above
-    clients = {"t0": ClientQoS(reservation=reservation, limit=limit, weight=0.5), "t1": ClientQoS(other, weight=0.5)}
+    clients = {
+        "t0": ClientQoS(reservation=reservation, limit=limit, weight=0.5),
+        "t1": ClientQoS(other, weight=0.5),
+    }
     run = qos.station(MClock(clients), {"t0": workers, "t1": 4}, service=Deterministic(SERVICE_S),
                       duration=DURATION, seed=seed)  # fmt: skip
     times = run.times("t0")

@@ -322,7 +322,7 @@ def assert_service_level_floor(run, volumes, end):
         start = 2 * target + 0.05  # once its first deadlines have passed
         times = run.times(name)
         for T in (1.5 / minimum, 5 / minimum, 20 / minimum, 0.3):
-            if T > (end - start) / 2:
+            if end - start < 2 * T:
                 continue
             fewest = window_counts(times, T, start, end, align="floor").min()
             assert fewest >= minimum * T - outstanding - 1e-9, (
@@ -350,12 +350,16 @@ def test_the_minimum_floor_is_not_min_t_minus_1_where_arrivals_bunch(qos):
     more than its minimum on average but goes 23 ms without a dispatch; with 14 outstanding (the condition
     now stated) it keeps ``min_iops x T - N``, and ``min_iops x T - 1`` still fails, so the ``N`` is needed."""
     levels = {"a": _level(250, 5), "b": _level(250, 50)}
-    run = qos.station(ServiceLevels(levels), {"a": 2, "b": 13}, service=Deterministic(SERVICE_S), duration=2.0)
+    run = qos.station(
+        ServiceLevels(levels), {"a": 2, "b": 13}, service=Deterministic(SERVICE_S), duration=2.0
+    )
     times = run.times("b")
     gaps = np.diff(times[times > 0.2])
     assert gaps.max() == pytest.approx(0.023, abs=1e-9) and len(gaps) / 1.8 > 250
     volumes = {"a": (250, 0.005, 3), "b": (250, 0.050, 14)}
-    run = qos.station(ServiceLevels(levels), {"a": 3, "b": 14}, service=Deterministic(SERVICE_S), duration=2.0)
+    run = qos.station(
+        ServiceLevels(levels), {"a": 3, "b": 14}, service=Deterministic(SERVICE_S), duration=2.0
+    )
     assert_service_level_floor(run, volumes, 2.0)
     T = 5 / 250
     assert window_counts(run.times("b"), T, 0.15, 2.0, align="floor").min() < 250 * T - 1
