@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from storagelab.kernel import Delay, Deterministic, Environment, IORequest, Path, RunContext
 from storagelab.kernel.component import fire
@@ -277,3 +279,42 @@ def test_both_event_queues_pop_by_time_then_priority_then_scheduling_order(queue
     assert queue.first() == float("inf") and len(queue) == 0
     with pytest.raises(IndexError):
         queue.pop()
+
+
+_ENTRY = st.tuples(st.sampled_from([0.0, 1.0, 2.0]), st.sampled_from([-1, 0, 1]))
+
+
+@pytest.mark.parametrize("queue_class", ["EventQueue", "TupleEventQueue"])
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    early=st.lists(_ENTRY, max_size=6), late=st.lists(_ENTRY, min_size=1, max_size=12), room=st.integers(0, 8)
+)
+def test_an_event_queue_past_its_key_range_stops_with_a_clear_error(queue_class, early, late, room):
+    """Both queues keep (time, priority, scheduling number) order up to ``LIMIT`` (2**40) entries a run and
+    refuse the next with :class:`EventQueueFull`, naming the count, instead of popping out of order. The
+    counter starts ``room`` entries short of the limit after the ``early`` pushes (the entries still
+    waiting from the start of a long run): each ``late`` push past the limit raises and adds nothing.
+    Before the guard the native heap's key ``priority x 2**40 + number`` tied number 2**40 + m at priority
+    p with number m at priority p + 1, so a late URGENT (0) event popped after an early NORMAL (1) one at
+    the same time."""
+    from storagelab.kernel import event_queue
+
+    queue = getattr(event_queue, queue_class)()
+    accepted: list[tuple[float, int, int]] = []
+    for number, (time, priority) in enumerate(early):
+        queue.push(time, priority, number)
+        accepted.append((time, priority, number))
+    queue.scheduled = event_queue.LIMIT - room
+    refused = 0
+    for time, priority in late:
+        number = queue.scheduled
+        try:
+            queue.push(time, priority, number)
+        except event_queue.EventQueueFull as err:
+            assert number >= event_queue.LIMIT and "2**40" in str(err) and f"{number:,}" in str(err)
+            refused += 1
+            continue
+        accepted.append((time, priority, number))
+    popped = [queue.pop() for _ in range(len(queue))]
+    assert popped == [n for _t, _p, n in sorted(accepted)]
+    assert refused == max(0, len(late) - room)

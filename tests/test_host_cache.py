@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from storagelab.architectures import host_cache
 from storagelab.components.host_cache import Guests, HostFlashCache, WarmHostCache, partition
@@ -174,3 +176,78 @@ def test_a_ram_host_cache_is_built_from_its_size_parameter_and_hits_like_a_flash
     ram = topo.parts["cache card"]
     assert isinstance(ram.service_source, DRAM) and ram.service_source.mean_service_time(True, 8192) < 1e-6
     assert ram.stats(3.0)["completed"] >= hits  # every hit read the RAM (and every miss filled it)
+
+
+def _readme_host_cache_builds() -> list[str]:
+    """The README's calls that build a RAM host cache: the code spans of its host-cache bullet that name
+    the memory tier."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    bullet = readme[readme.index("- **host cache**") :]
+    bullet = bullet[: bullet.index("\n- **")]
+    return [code for code in re.findall(r"`([^`]+)`", bullet.replace("\n  ", " ")) if "DDR3 DRAM" in code]
+
+
+def _cache_members(topology) -> list:
+    caches = [part for name, part in topology.parts.items() if name.startswith("host cache")]
+    return [m for guests in caches for m in guests.members]
+
+
+def test_a_ram_host_cache_builds_as_the_readme_says():
+    """Each way the README gives of building a RAM host cache (the wrapper on a preset's volume, NexGen's
+    own ``host_cache=1``) builds, on the DRAM preset, caches that share the 64 GB it names. NexGen's
+    raised ``AttributeError: 'DRAM' object has no attribute 'capacity'`` (it read the card's capacity)."""
+    from storagelab.devices.dram import DRAM
+    from storagelab.studies.ds5020.preset import ds5020
+    from storagelab.studies.nexgen.preset import nexgen
+
+    builds = _readme_host_cache_builds()
+    assert (
+        len(builds) == 2
+        and any("with_host_cache" in b for b in builds)
+        and any("nexgen" in b for b in builds)
+    )
+    scope = {"with_host_cache": host_cache.with_host_cache, "ds5020": ds5020, "nexgen": nexgen}
+    for code in builds:
+        topology = eval(code, scope)  # the README's own text
+        card = topology.parts["cache card"]
+        assert isinstance(card.service_source, DRAM), code
+        assert topology.param("host_cache_capacity").si == 64e9
+        assert len(_cache_members(topology)) == 4, code
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(
+    builder=st.sampled_from(["wrapper", "nexgen"]),
+    card=st.sampled_from(["DDR3 DRAM", "ioDrive2 785GB", "NVMe SSD"]),
+    capacity_gb=st.one_of(st.just(0.0), st.floats(0.001, 2000.0)),
+    share=st.floats(0.05, 1.0),
+)
+def test_every_host_cache_builder_sizes_its_caches_from_the_card(builder, card, capacity_gb, share):
+    """Whichever builds it, a cold host cache's guests each get ``host_cache_capacity`` (or, when it is
+    0, the card's own capacity) x ``host_cache_share`` / guests; a memory tier with no size set is
+    refused with an error naming ``host_cache_capacity``, never an ``AttributeError``."""
+    from storagelab.devices.dram import DRAM
+    from storagelab.studies.ds5020.preset import ds5020
+    from storagelab.studies.nexgen.preset import SQL_VMS, nexgen
+
+    settings_ = {"host_cache_card": card, "host_cache_capacity": capacity_gb, "host_cache_share": share}
+
+    def build():
+        if builder == "nexgen":
+            return nexgen(host_cache=1, host_cache_warm=0, **settings_), SQL_VMS
+        return host_cache.with_host_cache(ds5020(), {"oracle-1": 3}, **settings_), 3
+
+    if capacity_gb == 0 and card == "DDR3 DRAM":
+        with pytest.raises(ValueError, match=r"no capacity of its own.*host_cache_capacity"):
+            build()
+        return
+    topology, guests = build()
+    device = topology.parts["cache card"].service_source
+    card_bytes = capacity_gb * 1e9 if capacity_gb > 0 else device.capacity
+    assert not isinstance(device, DRAM) or capacity_gb > 0
+    members = _cache_members(topology)
+    assert len(members) == guests
+    assert all(m.capacity_bytes == pytest.approx(card_bytes * share / guests, abs=1) for m in members)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from storagelab.analysis.promises import window_counts
 from storagelab.kernel import ClosedSource, Deterministic, Exponential, FixedSampler, OpenSource, Station
@@ -296,3 +298,68 @@ def test_by_deadline_the_weights_play_no_part(qos):
     assert run.log == _run(qos, reversed_, duration=6.0).log
     for shares in _shares_per_block(run, weighted):
         assert all(s == pytest.approx(1 / 3, abs=0.02) for s in shares.values()), shares
+
+
+@st.composite
+def one_level_volumes(draw):
+    """2 to 4 volumes of one service level whose minimums fit the station (20 % to 100 % of it), each
+    with a latency target of 2 to 100 ms and ``N`` requests outstanding, at least ``min_iops x
+    (max_latency + 2 s)`` and up to 8 more (the floor's condition)."""
+    n = draw(st.integers(2, 4))
+    budget = draw(st.floats(0.2, 1.0)) / SERVICE_S
+    shares = draw(st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n))
+    volumes = {}
+    for i, share in enumerate(shares):
+        minimum = max(10.0, float(np.floor(budget * share / sum(shares))))
+        target = draw(st.sampled_from([2, 5, 10, 20, 50, 100])) / 1e3
+        outstanding = int(np.ceil(minimum * (target + 2 * SERVICE_S))) + draw(st.integers(0, 8))
+        volumes[f"v{i}"] = (minimum, target, outstanding)
+    return volumes
+
+
+def assert_service_level_floor(run, volumes, end):
+    for name, (minimum, target, outstanding) in volumes.items():
+        start = 2 * target + 0.05  # once its first deadlines have passed
+        times = run.times(name)
+        for T in (1.5 / minimum, 5 / minimum, 20 / minimum, 0.3):
+            if end - start < 2 * T:
+                continue
+            fewest = window_counts(times, T, start, end, align="floor").min()
+            assert fewest >= minimum * T - outstanding - 1e-9, (
+                f"{name}: {fewest} dispatches in a {T * 1e3:.2f} ms window < {minimum} x T - {outstanding}"
+            )
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(volumes=one_level_volumes(), spare=st.sampled_from(["deadline", "weight"]), seed=st.integers(1, 10**6))
+def test_the_minimum_floor_holds_under_its_stated_condition(qos, volumes, spare, seed):
+    """Promise 1 of storagelab.qos.service_levels as its docstring states it: volumes of one level whose
+    minimums fit, each keeping ``N >= min_iops x (max_latency + 2 s)`` requests outstanding, get at least
+    ``min_iops x T - N`` in every window ``T`` once their first deadlines have passed, whichever way spare
+    capacity is given out."""
+    levels = {n: _level(m, target * 1e3) for n, (m, target, _out) in volumes.items()}
+    load = {n: out for n, (_m, _t, out) in volumes.items()}
+    run = qos.station(ServiceLevels(levels, spare=spare), load, service=Deterministic(SERVICE_S), duration=1.5,
+                      seed=seed)  # fmt: skip
+    assert_service_level_floor(run, volumes, 1.5)
+
+
+def test_the_minimum_floor_is_not_min_t_minus_1_where_arrivals_bunch(qos):
+    """The case that broke the floor stated before (``min_iops x max_latency`` outstanding, ``min_iops x T
+    - 1``): minimums 250 and 250 IOPS, targets 5 and 50 ms, 2 and 13 outstanding. The 50 ms volume gets
+    more than its minimum on average but goes 23 ms without a dispatch; with 14 outstanding (the condition
+    now stated) it keeps ``min_iops x T - N``, and ``min_iops x T - 1`` still fails, so the ``N`` is needed."""
+    levels = {"a": _level(250, 5), "b": _level(250, 50)}
+    run = qos.station(
+        ServiceLevels(levels), {"a": 2, "b": 13}, service=Deterministic(SERVICE_S), duration=2.0
+    )
+    times = run.times("b")
+    gaps = np.diff(times[times > 0.2])
+    assert gaps.max() == pytest.approx(0.023, abs=1e-9) and len(gaps) / 1.8 > 250
+    volumes = {"a": (250, 0.005, 3), "b": (250, 0.050, 14)}
+    run = qos.station(
+        ServiceLevels(levels), {"a": 3, "b": 14}, service=Deterministic(SERVICE_S), duration=2.0
+    )
+    assert_service_level_floor(run, volumes, 2.0)
+    T = 5 / 250
+    assert window_counts(run.times("b"), T, 0.15, 2.0, align="floor").min() < 250 * T - 1

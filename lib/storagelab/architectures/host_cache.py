@@ -3,7 +3,7 @@ RAM cache on a memory tier) in front of any preset's volumes.
 
 >>> from storagelab.architectures import host_cache
 >>> from storagelab.studies.ds5020.preset import ds5020
->>> topo = host_cache.with_host_cache(ds5020(), {"oltp": 4})                # doctest: +SKIP
+>>> topo = host_cache.with_host_cache(ds5020(), {"oracle-1": 4})            # doctest: +SKIP
 
 Each listed volume is split among its guests (VMs) of ``host_cache_guest_disk`` bytes; each guest gets its share of
 one card (``host_cache_share`` of the card, divided equally among all cached guests). Cold by default (block
@@ -13,8 +13,11 @@ The card's size is ``host_cache_capacity``; its default, 0, takes a flash card's
 preset's). A memory tier (``host_cache_card="DDR3 DRAM"``) has no capacity of its own (a DRAM preset
 describes timing, not modules), so a RAM host cache needs ``host_cache_capacity`` set:
 
->>> ram = host_cache.with_host_cache(ds5020(), {"oltp": 4}, host_cache_card="DDR3 DRAM",
+>>> ram = host_cache.with_host_cache(ds5020(), {"oracle-1": 4}, host_cache_card="DDR3 DRAM",
 ...                                  host_cache_capacity=64)                  # doctest: +SKIP
+
+A preset that builds its own host cache (NexGen's ``host_cache=1``) takes the same parameters, so
+``nexgen(host_cache=1, host_cache_card="DDR3 DRAM", host_cache_capacity=64)`` is a RAM host cache there.
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
 
 
 def host_cache_params() -> dict[str, Param]:
-    """The parameters of a host cache, with their origins (the NexGen study's ioTurbine set-up)."""
+    """The parameters of a host cache, with their origins (the NexGen study's ioTurbine set-up), the card's
+    usable size (``host_cache_capacity``, :func:`host_cache_capacity_param`) included: every builder of
+    a host cache sizes it with :func:`card_bytes`."""
     return {
         "host_cache_card": Param("ioDrive2 785GB", PRESET_UNIT, "document", f"{_DOC}: 'one Cisco UCS Fusion ioDrive2 "
                             "mezzanine card' in the SQL host (device preset 'ioDrive2 785GB', datasheet figures)",
@@ -51,6 +56,7 @@ def host_cache_params() -> dict[str, Param]:
         "host_cache_guest_disk": Param(50, "GB", "document", f"{_DOC}: the E:\\ drive 'contains both the 50 GB test database "
                             "plus the tempdb database' (each guest's cached disk)"),
         "host_cache_block": Param(8, "KiB", "assumption", "cache block: one SQL Server page"),
+        "host_cache_capacity": host_cache_capacity_param(),
     }  # fmt: skip
 
 
@@ -112,7 +118,7 @@ def with_host_cache(
 ) -> Topology:
     """``topology`` with each volume of ``volumes`` (volume -> its number of guests) behind a host cache
     on one card; the other volumes are untouched. ``overrides``: :func:`host_cache_params` and
-    ``host_cache_capacity`` (:func:`host_cache_capacity_param`) by name.
+    ``host_cache_capacity`` among them) by name.
     ``parts["host cache <volume>"]`` has each volume's caches (their ``timeline()``), ``parts["cache
     card"]`` the card."""
     name = f"{topology.name} + host flash cache"
@@ -122,8 +128,7 @@ def with_host_cache(
     bad = {v: n for v, n in volumes.items() if not (isinstance(n, int) and n >= 1)}
     if bad:
         raise ValueError(f"{name}: guests per volume must be whole numbers >= 1, got {bad}")
-    own = {**host_cache_params(), "host_cache_capacity": host_cache_capacity_param()}
-    p = extend(topology, name, own, overrides)
+    p = extend(topology, name, host_cache_params(), overrides)
     device = p.device("host_cache_card")
     card = Station("cache card", device)
     total_guests = sum(volumes.values())

@@ -8,7 +8,9 @@ two entries were scheduled at once), so any correct heap pops them in the same s
 the same results whichever queue it uses.
 
 :class:`EventQueue` is a binary heap of native entries, comparing a time and one integer key
-(``priority x 2**40 + scheduling number``, the pair's order for up to 2**40 entries a run): compiled
+(``priority x 2**40 + scheduling number``, the pair's order for up to 2**40 entries a run, and a run
+that would schedule more is stopped with an :class:`EventQueueFull` error rather than left to pop in the
+wrong order; :class:`TupleEventQueue` stops at the same count, so both queues run the same): compiled
 (:mod:`storagelab.kernel.native`), a push and a pop then cost no Python comparison, tuple or boolean
 object, where ``heapq`` on ``(time, priority, number, item)`` tuples calls the tuples' and the floats'
 rich comparisons at every step of each sift. Interpreted, the same loops are slower than ``heapq``'s C
@@ -24,6 +26,22 @@ from typing import Any, Final, final
 
 #: The span of scheduling numbers one priority's keys hold (priority x SPAN + number).
 SPAN: Final = 1 << 40
+
+#: The most entries one run may schedule: past it a key would no longer order (priority, number).
+LIMIT: Final = SPAN
+
+
+class EventQueueFull(RuntimeError):
+    """A run scheduled :data:`LIMIT` (2**40) entries, beyond which the event queue's keys no longer keep
+    SimPy's order (the next number would tie with an entry of the next priority)."""
+
+
+def _full(scheduled: int) -> EventQueueFull:
+    return EventQueueFull(
+        f"event queue: {scheduled:,} entries scheduled in this run, the most its keys order (2**40 = "
+        f"{LIMIT:,}); split the run (a shorter duration, or fewer events per IO)"
+    )
+
 
 #: Whether this module runs compiled (its file is then the extension module, not the ``.py`` source).
 COMPILED: Final = not __file__.endswith(".py")
@@ -53,8 +71,11 @@ class EventQueue:
 
     def push(self, time: float, priority: int, item: Any) -> None:
         """Schedule ``item`` at ``time`` (s) with ``priority`` (lower first at one time)."""
-        key = priority * SPAN + self.scheduled
-        self.scheduled += 1
+        n = self.scheduled
+        if n >= LIMIT:
+            raise _full(n)
+        key = priority * SPAN + n
+        self.scheduled = n + 1
         entry = _Entry(time, key, item)
         heap = self._heap
         heap.append(entry)
@@ -127,6 +148,8 @@ class TupleEventQueue(EventQueue):
 
     def push(self, time: float, priority: int, item: Any) -> None:
         n = self.scheduled
+        if n >= LIMIT:
+            raise _full(n)
         self.scheduled = n + 1
         heapq.heappush(self._tuples, (time, priority, n, item))
 

@@ -16,13 +16,43 @@ reservation tag, if that tag is due (``R <= now``). Otherwise the **weight-based
 heads within their limit (``L <= now``), the one with the smallest proportional tag, and credits that
 service against its reservation: the reservation tags of that tenant's waiting requests move back by
 ``c / r``, so weight-phase service counts toward the reservation and a tenant gets max(reservation,
-weight share), not their sum. A request served in the weight phase after its limit tag (the server was busy when it fell due)
-re-spaces its tenant's waiting limit tags from the time it is served, so the tenant cannot catch up in a
-burst: under ``wait`` no window of length ``T`` holds more than ``l x T + 1`` requests of cost 1. With
-``at_limit="wait"`` (mClock's hard limit) nothing is served when
-every head is over its limit and no reservation is due: the station idles until
-:meth:`MClock.next_eligible`, the exact time the first head becomes eligible. With ``at_limit="allow"``
-(work-conserving, as Ceph's ``osd_mclock`` option) the smallest proportional tag is served anyway.
+weight share), not their sum. With ``at_limit="wait"`` (mClock's hard limit) nothing is served when
+every head is over its limit: the station idles until :meth:`MClock.next_eligible`, the exact time the
+first head's limit tag falls due. With ``at_limit="allow"`` (work-conserving, as Ceph's ``osd_mclock``
+option) the smallest proportional tag is served anyway.
+
+**The limit is hard in both phases (ours, not the paper's).** The paper's algorithm and Ceph's
+``ceph/dmclock`` (``do_next_request`` in ``src/dmclock_server.h``: the reservation heap's top is served
+when ``tag.reservation <= now``, limit tags are looked at only after) serve a due reservation tag whatever
+its limit tag says, so a tenant with both goes over its limit: r = 125, l = 126 gave 14 dispatches in a
+100 ms window (bound 13.6). Here, under ``wait``, the reservation phase also waits for the head's limit
+tag, and every dispatch of a limited tenant served after its limit tag re-spaces its waiting limit tags
+from the dispatch, so two dispatches are never closer than ``c / l``: no window of length ``T`` holds
+more than ``l x T + 1`` requests of cost 1, reservation or not. That is the least holding back that keeps
+the cap (consecutive dispatches ``1 / l`` apart is what ``l x T + 1`` in every window means).
+
+**The floor, derived** (one server, each IO at most ``s`` seconds, the reservations fitting it:
+``s x sum(r) <= 1``; ``n``: the tenants with a reservation). *Lateness*: a due reservation tag ``x``
+(its head within its limit) is dispatched by ``x + n x s``. Let ``a`` be the last dispatch before it
+that was not in the reservation phase (nothing due then). From ``a`` the server serves due tags, smallest
+first, so only tags in ``(a, x]`` go before ``x``; a tenant's waiting tags are at least ``1 / r_j`` apart
+(a credit moves them all back together, and the served head had the smallest), so tenant ``j`` has at
+most ``r_j (x - a) + 1`` of them; with the IO in service at ``a`` (at most ``s``), ``x`` is dispatched by
+``a + s + s (sum_j (r_j (x - a) + 1) - 1) <= x + n s``. *Floor*: a backlogged tenant's head tag ``H`` is
+never more than ``1 / r`` ahead of the clock (it grows only when a due tag is served, by ``1 / r``) and
+never more than ``D = n s`` behind (lateness); it grows by ``1 / r`` per reservation-phase dispatch and not
+at all at a weight-phase one, unless a new request's tag restarts at its arrival (``max(., t)``), which
+cannot happen while the tenant has more than ``r D`` requests waiting behind its head. So over any
+window ``(t, t + T]`` it goes from at most ``t + 1 / r`` to at least ``t + T - D`` and the tenant gets at
+least ``r (T - n s) - 1`` dispatches, when (1) it keeps ``N`` requests outstanding with ``N - 1 >= r n s``,
+and (2) under ``wait`` with a limit, ``1 / l + n s <= 1 / r``: a limited tenant, once its limit allows it,
+is dispatched within ``n s``, and its dispatches are ``1 / l`` apart; where the limit leaves less room than
+that the cap wins and the reservation is not met (no server that is not preemptive can keep both).
+The lateness step is proven above for tenants whose reservation is not held back by a limit (any
+tenant under ``allow``, an unlimited one under ``wait``); for limited tenants under ``wait`` meeting (2)
+it is checked by ``tests/test_qos_conformance.py`` on generated tenant sets, not proven here.
+``r x T - 1`` is not a promise: a tenant reserving 953 IOPS beside an unreserved one waits a whole IO of
+the other's when its tag falls due just after the server freed.
 
 ``cost(io)`` gives a request's cost: 1 per IO by default (IOPS), or e.g. ``lambda io: io.size / 4096``.
 ``bypass``: IO classes served ahead of every tag, in arrival order, as a high-priority queue that does not
@@ -168,9 +198,16 @@ class MClock(Discipline):
             self.last_phase = "bypass"
             return job
         best, phase = None, ""
-        # constraint-based phase: the smallest due reservation tag
+        # constraint-based phase: the smallest due reservation tag (under "wait", of a head within its
+        # limit: the limit is hard in both phases)
+        capped = self.at_limit == "wait"
         for t in self.tenants.values():
-            if t.queue and t.queue[0][0] <= now and (best is None or t.queue[0][0] < best.queue[0][0]):
+            if (
+                t.queue
+                and t.queue[0][0] <= now
+                and (not capped or t.queue[0][1] <= now)
+                and (best is None or t.queue[0][0] < best.queue[0][0])
+            ):
                 best = t
         if best is not None:
             phase = "reservation"
@@ -190,9 +227,10 @@ class MClock(Discipline):
         _r, lim, _p, c, job, dr, _dl = best.queue.popleft()
         self._waiting -= 1
         q = best.qos
-        if phase == "weight" and q.limit < INF and lim < now:
-            # served late (the server was busy when its limit tag fell due): the tags are spaced from
-            # now, so the tenant does not catch up in a burst above its limit
+        if q.limit < INF and lim < now:
+            # served late (the server was busy, or other tags went first, when its limit tag fell due):
+            # the waiting limit tags are spaced from now, so the tenant does not catch up in a burst
+            # above its limit, whichever phase serves it
             tag = now
             for entry in best.queue:
                 tag = max(entry[1], tag + entry[6])
@@ -209,8 +247,9 @@ class MClock(Discipline):
         return job
 
     def next_eligible(self, now: float) -> float | None:
-        """The earliest time a waiting head's reservation falls due or its limit allows it (``wait``)."""
-        times = [min(t.queue[0][0], t.queue[0][1]) for t in self.tenants.values() if t.queue]
+        """The earliest time a waiting head may go (``wait``): its limit tag, which every phase waits for
+        (a head within its limit can go in the weight phase, if not in the reservation phase)."""
+        times = [t.queue[0][1] for t in self.tenants.values() if t.queue]
         return min(times) if times else None
 
     def __len__(self) -> int:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from simpy.events import Event
 
 from storagelab.architectures.capacities import Stage, stations_and_links
-from storagelab.architectures.host_cache import guest_caches, host_cache_params
+from storagelab.architectures.host_cache import card_bytes, guest_caches, host_cache_params
 from storagelab.architectures.parameters import ParamSet
 from storagelab.architectures.topology import Topology
 from storagelab.components import raid
@@ -261,6 +261,8 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     hit_ratio, share = p["host_cache_hit_ratio"].value, p["host_cache_share"].value
     warm = bool(p["host_cache_warm"].value)
     guest_bytes, block = int(p["host_cache_guest_disk"].si), int(p["host_cache_block"].si)
+    # the card's bytes the caches share (host_cache_capacity; 0: the card's own), needed with the cache on
+    card_size = card_bytes(p, card_device) if cache_on else p["host_cache_capacity"].si
     # the array's own view of the DVD-SQL LUN's latency (what its UI reports and its QoS targets): below
     # the SQL vCPUs and the host cache
     oltp = ResponseTimeProbe("LUN oltp response time", volumes["oltp"])
@@ -271,7 +273,7 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
         card = Station(f"{card_label} (SQL host)", card_device)
         caches = guest_caches(
             "ioTurbine", oltp, card, guests=SQL_VMS, guest_bytes=guest_bytes,
-            cache_bytes=int(card_device.capacity * share / SQL_VMS), block_bytes=block,
+            cache_bytes=int(card_size * share / SQL_VMS), block_bytes=block,
             warm_hit_ratio=hit_ratio if warm else None,
         )  # fmt: skip
         oltp, parts = caches, {**parts, "host cache": caches, "cache card": card}
