@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from storagelab.analysis.headroom import LatencyObjective, percentile_of
 from storagelab.components.extent import Extent
-from storagelab.input_files import problems, read_yaml
+from storagelab.input_files import InputFileError, problems, read_yaml
 from storagelab.kernel.component import Component
 from storagelab.kernel.sources import Source
 from storagelab.workloads import catalogue

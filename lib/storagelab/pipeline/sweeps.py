@@ -36,11 +36,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from storagelab.input_files import problems, read_yaml
+from storagelab.input_files import InputFileError, problems, read_yaml
 from storagelab.pipeline.results_store import ResultsStore, code_version, run_key
 
 
-class SweepError(ValueError):
+class SweepError(InputFileError):
     """A sweep spec that cannot run; the message names the file, the key or point, and what is allowed."""
 
 

@@ -26,6 +26,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.errors import SchemaErrors
 
+from storagelab.input_files import InputFileError
 from storagelab.published.units import UNITS
 
 #: Study id -> source document file name (as listed in the seeds' index).
@@ -142,7 +143,7 @@ def _schema(study: str) -> pa.DataFrameSchema:
     return pa.DataFrameSchema({c: cols[c] for c in COLUMNS}, strict=True, ordered=True)
 
 
-class DatasetError(ValueError):
+class DatasetError(InputFileError):
     """A dataset file that does not follow the schema; the message names the file, lines and columns."""
 
 
