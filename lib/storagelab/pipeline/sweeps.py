@@ -121,7 +121,7 @@ def resolve_scenario(target: str) -> Callable[..., Mapping[str, float]]:
     module, _, name = target.partition(":")
     try:
         fn = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as err:
+    except (ImportError, AttributeError, TypeError, ValueError) as err:  # TypeError: a relative name
         raise SweepError(f"scenario {target!r} cannot be imported: {err}") from None
     if not callable(fn):
         raise SweepError(f"scenario {target!r} is not a function")
@@ -133,7 +133,10 @@ def plan(spec: SweepSpec, source: str) -> list[Run]:
     points = spec.expand()
     problems = []
     if spec.scenario is not None:
-        fn = resolve_scenario(spec.scenario)
+        try:
+            fn = resolve_scenario(spec.scenario)
+        except SweepError as err:
+            raise SweepError(f"{source}, key 'scenario': {err}") from None
         sig = inspect.signature(fn)
         check = getattr(fn, "validate", None)
         for i, p in enumerate(points):

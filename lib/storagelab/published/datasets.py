@@ -163,7 +163,13 @@ def studies() -> list[str]:
 def _read_raw(path: Path) -> pl.DataFrame:
     if not path.is_file():
         raise DatasetError(f"{path}: dataset file not found")
-    raw = pl.read_csv(path, infer_schema=False)
+    try:
+        raw = pl.read_csv(path, infer_schema=False, encoding="utf8")
+    except (pl.exceptions.PolarsError, UnicodeDecodeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise DatasetError(
+            f"{path}: not a CSV of the {len(COLUMNS)} columns of datasets/README.md, UTF-8 ({first})"
+        ) from None
     if tuple(raw.columns) != COLUMNS:
         missing = [c for c in COLUMNS if c not in raw.columns]
         extra = [c for c in raw.columns if c not in COLUMNS]
