@@ -128,3 +128,56 @@ def test_impossible_limits_are_refused(limits):
     target, sources = _overloaded()
     with pytest.raises(ValueError, match=next(iter(limits))):
         simulate(target, sources, duration=1.0, seed=1, progress=False, **limits)
+
+
+# --- the searches and sweeps that call simulate -------------------------------------------------------
+
+
+def test_a_headroom_search_stops_at_its_wall_clock_limit():
+    """A search whose runs are long (an M/M/1 at 100/s x m for 10^6 simulated seconds) stops at the
+    search's wall-clock limit, counted over all its runs, not per run."""
+    from storagelab.analysis.headroom import LatencyObjective, headroom
+
+    def run(m, seed):
+        disk = Station("disk", Exponential(1e-3), servers=1)
+        src = OpenSource("io", disk, FixedSampler(), rate=100.0 * m, cls="io")
+        return simulate(disk, [src], duration=1e6, seed=seed, progress=False)
+
+    start = time.perf_counter()
+    with pytest.raises(RunLimitReached, match="max_wall_s=1 s"):
+        headroom(run, [LatencyObjective("io", "mean_ms", 2.0)], low=1.0, high=9.9, max_wall_s=1.0)
+    assert time.perf_counter() - start < 4.0
+    with pytest.raises(RunLimitReached, match="max_events=10,000"):
+        headroom(run, [LatencyObjective("io", "mean_ms", 2.0)], low=1.0, high=9.9, max_events=10_000)
+
+
+def test_a_comparison_run_is_held_to_its_settings_limits():
+    from storagelab.analysis.comparison import Candidate, Settings, candidate_run
+    from storagelab.analysis.workload_mix import WorkloadMix
+
+    mix = WorkloadMix.from_mapping(
+        {"name": "m", "classes": [{"name": "web", "workload": "web", "size": 8.0,
+                                   "service_level": {"metric": "mean_ms", "limit_ms": 20.0}}]}
+    )  # fmt: skip
+    run = candidate_run(mix, Candidate("curve", curve="vsan_throughput/all-flash NVMe"),
+                        Settings(duration_s=1e5, warmup_s=1.0, max_events=2_000), early_stop=False)  # fmt: skip
+    with pytest.raises(RunLimitReached, match="max_events=2,000"):
+        run(1.0, 1)
+    with pytest.raises(ValueError, match="max_wall_s"):
+        Settings(max_wall_s=-1.0)
+
+
+def test_a_sweep_spec_holds_its_scenario_runs_to_its_limits(tmp_path):
+    from storagelab.pipeline.sweeps import SweepError, execute_run, load_spec, plan
+
+    spec, source = load_spec({"name": "s", "scenario": "storagelab.pipeline.scenarios:mmc_queue",
+                              "fixed": {"duration_s": 1e6}, "max_events": 1_000})  # fmt: skip
+    (run,) = plan(spec, source)
+    with pytest.raises(RunLimitReached, match="max_events=1,000"):
+        execute_run(spec.target, run.params, run.seed, run.key, str(tmp_path), "s", "v",
+                    limits=(spec.max_events, spec.max_wall_s))  # fmt: skip
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # nothing stored
+    for bad in ({"max_events": 0}, {"max_wall_s": float("nan")}, {"notebook": "11-vsan-scaling", "scenario": None,
+                                                                 "max_events": 10}):  # fmt: skip
+        with pytest.raises(SweepError, match=next(iter(bad)) if "notebook" not in bad else "max_events"):
+            load_spec({"name": "s", "scenario": "storagelab.pipeline.scenarios:mmc_queue", **bad})
