@@ -399,3 +399,97 @@ def test_sweep_specs(tmp_path_factory, mutation, damage):
     runs = _outcome(load, path, () if damage else keys)
     assert runs is None or len(runs) >= 1
     _only(folder, path.name)
+
+
+# --- the crashes fuzzing found, pinned ------------------------------------------------------------------
+
+_SIDE_JSON = json.dumps(_SIDE)
+_JOB_OPTS = '{"rw": "randread", "bs": "4k"}'
+
+
+def _fio_result(read: str = _SIDE_JSON, jobs: str | None = None, extra: str = "") -> bytes:
+    job = f'{{"jobname": "j", "error": 0, "job options": {_JOB_OPTS}, "read": {read}, "write": {_SIDE_JSON}}}'
+    return f'{{"fio version": "fio-3.33"{extra}, "jobs": {jobs or "[" + job + "]"}}}'.encode()
+
+
+def _loader(kind: str, path: Path) -> Any:
+    return {
+        "params": lambda: load_params("11-vsan-scaling", path),
+        "specs": lambda: load_access_specs(path),
+        "mix": lambda: WorkloadMix.from_yaml(path),
+        "sweep": lambda: plan(*load_spec(path)),
+        "fio": lambda: read_fio_jobs(path),
+        "json": lambda: read_fio_json(path),
+        "dataset": lambda: read_study("vsan", path.parent),
+    }[kind]
+
+
+_HEADER = ",".join(COLUMNS)
+_ROW = next(iter((ROOT / "datasets/vsan.csv").read_text(encoding="utf-8").splitlines()[1:]))
+
+#: (kind, file name, content, a key the message must name): each crashed, or was taken, before the fix.
+CRASHES = [
+    # UnicodeDecodeError (a traceback) from every YAML loader and the fio job reader
+    ("params", "11-vsan-scaling.yaml", "vms: [4]\n".encode("utf-16"), ""),
+    ("specs", "specs.yaml", "é: 1".encode("latin-1"), ""),
+    ("fio", "j.fio", "[j]\nrw=read\n".encode("utf-16"), ""),
+    # OverflowError: a size or count beyond a float
+    ("fio", "j.fio", ("[j]\nsize=" + "9" * 400 + "\n").encode(), "size"),
+    # taken as a job: a negative or NaN rate, no workers, an infinite think time
+    ("fio", "j.fio", b"[j]\nrate_iops=-5\n", "rate_iops"),
+    ("fio", "j.fio", b"[j]\nrate_iops=nan\n", "rate_iops"),
+    ("fio", "j.fio", b"[j]\nnumjobs=0\n", "numjobs"),
+    ("fio", "j.fio", ("[j]\nthinktime=" + "9" * 400 + "s\n").encode(), "thinktime"),
+    # refused without naming the option
+    ("fio", "j.fio", b"[j]\niodepth=\n", "iodepth"),
+    ("fio", "j.fio", b"[j]\nbssplit=4k/nan\n", "bssplit"),
+    # AttributeError / OverflowError / polars' ComputeError / a bare ValueError on fio JSON
+    ("json", "r.json", _fio_result(jobs="[null]"), "jobs"),
+    ("json", "r.json", _fio_result(read=_SIDE_JSON.replace('"clat_ns": {', '"clat_ns": [], "x": {')), "clat_ns"),
+    ("json", "r.json", _fio_result(read=_SIDE_JSON.replace('"total_ios": 100', '"total_ios": 1e400')), "total_ios"),
+    ("json", "r.json", _fio_result(read=_SIDE_JSON.replace('"total_ios": 100', '"total_ios": ' + "1" + "0" * 30)),
+     "total_ios"),
+    ("json", "r.json", _fio_result(extra=', "x": ' + "9" * 5000), ""),
+    # taken as a result: NaN and negative IOPS
+    ("json", "r.json", _fio_result(read=_SIDE_JSON.replace('"iops": 100.0', '"iops": NaN')), "iops"),
+    ("json", "r.json", _fio_result(read=_SIDE_JSON.replace('"iops": 100.0', '"iops": -5')), "iops"),
+    # polars' NoDataError and ComputeError from a dataset file; an infinite value taken
+    ("dataset", "vsan.csv", b"", ""),
+    ("dataset", "vsan.csv", (_HEADER + "\n" + ",".join(["x"] * 40) + "\n").encode(), ""),
+    ("dataset", "vsan.csv", (_HEADER + "\n" + _ROW.replace(",host_count,4,", ",host_count,inf,", 1) + "\n").encode(),
+     "value"),
+    # TypeError from a relative module name in a sweep's scenario
+    ("sweep", "sweep.yaml", b"name: s\nscenario: '..x:y'\n", "scenario"),
+    # a plain ValueError, not the bad-input error, from a workload mix
+    ("mix", "mix.yaml", b"name: m\nclasses: 3\n", "classes"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "name", "content", "key"), CRASHES)
+def test_crashes_found_by_fuzzing_are_clear_errors(tmp_path, kind, name, content, key):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputFileError) as err:
+        _loader(kind, path)()
+    assert path.name in str(err.value) and key in str(err.value)
+    _only(tmp_path, name)
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "content"),
+    [
+        (["check-params"], "11-vsan-scaling.yaml", "vms: [4]\n".encode("utf-16")),
+        (["import", "fio"], "r.json", _fio_result(jobs="[null]")),
+    ],
+)
+def test_the_command_line_reports_a_bad_file_without_a_traceback(tmp_path, args, name, content):
+    from typer.testing import CliRunner
+
+    from storagelab.cli import app
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = CliRunner().invoke(app, [*args, str(path)])
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.output and name in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
