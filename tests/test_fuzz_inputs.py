@@ -43,10 +43,10 @@ from storagelab.workloads.fio import read_fio_jobs
 ROOT = Path(__file__).resolve().parents[1]
 
 settings.register_profile(
-    "fuzz-ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "fuzz-ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
-    "fuzz-thorough", max_examples=2500, deadline=None,
+    "fuzz-thorough", max_examples=2000, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )  # fmt: skip
 FUZZ = settings.get_profile(
