@@ -90,22 +90,24 @@ def test_a_run_limits_block_bounds_every_run_inside_it_and_keeps_the_stricter_li
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(min_value=1, max_value=3 * CHECK_EVERY + 7), st.integers(min_value=1, max_value=4))
-def test_run_until_stops_at_exactly_the_event_bound_across_calls(bound, calls):
-    """However the run is cut into calls, the environment processes exactly ``bound`` events, then stops."""
+@given(st.integers(min_value=1, max_value=3 * CHECK_EVERY + 7), st.floats(min_value=50.0, max_value=5000.0))
+def test_run_until_counts_every_event_and_stops_at_exactly_the_bound_across_calls(bound, step):
+    """However the run is cut into calls (each ``step`` simulated seconds), ``events_processed`` is the
+    events processed (the process's start, then one timeout per tick; never a call's stop event), and the
+    run stops at exactly ``bound`` of them."""
     env = Environment()
+    ticks = []
 
     def tick():
         while True:
             yield env.timeout(1.0)
+            ticks.append(env.now)
 
     env.process(tick())
-    reached_end = True
-    for k in range(1, calls + 1):
-        reached_end = run_until(env, k * 1e9 / calls, max_events=bound)
-        if not reached_end:
-            break
-    assert not reached_end and env.events_processed == bound
+    k = 0
+    while run_until(env, (k := k + 1) * step, max_events=bound):
+        assert env.events_processed == 1 + len(ticks) < bound
+    assert env.events_processed == 1 + len(ticks) == bound
 
 
 def test_a_limit_that_is_not_reached_changes_no_result():
