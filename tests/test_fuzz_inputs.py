@@ -106,11 +106,14 @@ def mutated(draw: st.DrawFn, base: Any) -> tuple[Any, tuple[str, ...]]:
         return doc, (key, *(str(p) for p in parent if isinstance(p, str)))
     path = draw(st.sampled_from(paths))
     container = _at(doc, path[:-1])
+    keys = tuple(str(p) for p in path if isinstance(p, str))
     if kind == "delete":
         del container[path[-1]]
     else:
-        container[path[-1]] = draw(BAD_VALUES)
-    return doc, tuple(str(p) for p in path if isinstance(p, str))
+        value = container[path[-1]] = draw(BAD_VALUES)
+        if isinstance(value, dict):  # a mapping put in: the refusal may name one of its keys instead
+            keys += tuple(value)
+    return doc, keys
 
 
 #: A whole file's corruption: (kind, argument); applied to the bytes of the valid file.

@@ -109,7 +109,7 @@ def _job_rows(job: Any, options: dict[str, str], where: str, source: str) -> lis
         raise FioResultError(f"{where}: key 'jobs': each job is an object, got {job!r:.60}")
     name = job.get("jobname")
     if not isinstance(name, str):
-        raise FioResultError(f"{where}: a job without 'jobname'")
+        raise FioResultError(f"{where}: key 'jobs': a job without 'jobname'")
     where = f"{where}, job {name!r}"
     if job.get("error", 0):
         raise FioResultError(

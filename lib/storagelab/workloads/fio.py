@@ -200,8 +200,11 @@ def _job(path: Path, name: str, opts: dict[str, str | None]) -> FioJob:
         spec = AccessSpec(name=name, sizes=sizes, read_pct=read_pct, random_pct=random_pct, align=align,
                           queue_depth=queue_depth, burst_delay=burst_delay, burst_length=burst_length)  # fmt: skip
     except ValidationError as err:
-        keys = ", ".join(".".join(str(p) for p in e["loc"]) for e in err.errors())
-        raise FioJobError(f"{where}: the access spec it gives is not valid ({keys}): {_reason(err)}") from None
+        options = {"sizes": "bssplit" if get("bssplit") is not None else "bs", "read_pct": "rwmixread",
+                   "random_pct": "percentage_random", "align": "ba", "queue_depth": "iodepth",
+                   "burst_delay": "thinktime", "burst_length": "thinktime_blocks"}  # fmt: skip
+        named = sorted({options.get(str(e["loc"][0]), str(e["loc"][0])) for e in err.errors() if e["loc"]})
+        raise FioJobError(f"{where}, option {', '.join(named)}: {_reason(err)}") from None
     return FioJob(
         name=name, spec=spec, numjobs=read(("numjobs",), lambda t: _whole(t, 1), "1"),
         span=read(("size",), _positive_size, "") if get("size") else None,
