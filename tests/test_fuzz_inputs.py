@@ -21,6 +21,7 @@ import io
 import json
 import math
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -134,17 +135,33 @@ def _damaged(text: str, damage: tuple[str, Any]) -> bytes:
     return ("é " + text).encode(kind, errors="replace")  # a non-ASCII character, not UTF-8
 
 
+#: Inputs run per test and outcome ("result" or "error"), written as JSON to ``$FUZZ_COUNTS`` at the end
+#: of the module (for the report's counts; shrinking and replays included).
+COUNTS: Counter[tuple[str, str]] = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_counts():
+    yield
+    if os.environ.get("FUZZ_COUNTS"):
+        rows = [{"test": t, "outcome": o, "inputs": n} for (t, o), n in sorted(COUNTS.items())]
+        Path(os.environ["FUZZ_COUNTS"]).write_text(json.dumps(rows, indent=1) + "\n")
+
+
 def _outcome(load: Any, path: Path, keys: tuple[str, ...]) -> Any:
     """``load()``'s result, or its :class:`InputFileError` checked to name ``path`` and one of ``keys``."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
     try:
         result = load()
     except InputFileError as err:
+        COUNTS[test, "error"] += 1
         event("error")
         message = str(err)
         assert path.name in message, message
         if keys:
             assert any(k in message for k in keys), (keys, message)
         return None
+    COUNTS[test, "result"] += 1
     event("result")
     return result
 
