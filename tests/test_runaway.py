@@ -183,3 +183,20 @@ def test_a_sweep_spec_holds_its_scenario_runs_to_its_limits(tmp_path):
                                                                  "max_events": 10}):  # fmt: skip
         with pytest.raises(SweepError, match=next(iter(bad)) if "notebook" not in bad else "max_events"):
             load_spec({"name": "s", "scenario": "storagelab.pipeline.scenarios:mmc_queue", **bad})
+
+
+def test_a_run_without_limits_counts_its_events_too():
+    """The loop without limits (no countdown) leaves the same count: the process's start, one timeout per
+    tick, never the stop event; a limited call after it counts on from there."""
+    env = Environment()
+    ticks = []
+
+    def tick():
+        while True:
+            yield env.timeout(1.0)
+            ticks.append(env.now)
+
+    env.process(tick())
+    assert run_until(env, 100.5) and env.events_processed == 1 + len(ticks) == 101
+    assert run_until(env, 200.5) and env.events_processed == 201
+    assert not run_until(env, 1e9, max_events=250) and env.events_processed == 1 + len(ticks) == 250

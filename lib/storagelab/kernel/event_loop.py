@@ -184,11 +184,15 @@ def run_until(env: Environment, until: float, max_events: int = 0, deadline: flo
     until = float(until)
     if not until > env._now:
         raise ValueError(f"until ({until}) must be greater than the current simulation time ({env._now})")
-    env.inline_cap = INLINE_ARRIVALS if max_events > 0 or deadline < math.inf else UNBOUNDED
+    limited = max_events > 0 or deadline < math.inf
+    env.inline_cap = INLINE_ARRIVALS if limited else UNBOUNDED
     enabled = gc.isenabled()  # a caller that turned the collector off keeps it off
     gc.disable()
     try:
-        return _run_until(env, until, max_events, deadline)
+        if limited:
+            return _run_until_limited(env, until, max_events, deadline)
+        _run_until(env, until)
+        return True
     finally:
         if enabled:
             gc.enable()
@@ -201,7 +205,34 @@ def _stretch(env: Environment, max_events: int) -> int:
     return max(0, min(CHECK_EVERY, max_events - env.events_processed))
 
 
-def _run_until(env: Environment, until: float, max_events: int, deadline: float) -> bool:
+def _run_until(env: Environment, until: float) -> None:
+    """The loop without limits: no count, no clock (the per-event countdown of
+    :func:`_run_until_limited` costs about 3 % of a pure-Python run of timeouts)."""
+    queue = env._queue
+    stop = Event(cast(Any, env))
+    stop._ok, stop._value = True, None
+    queue.push(until, URGENT_PRIORITY, stop)
+    n = queue.scheduled  # entries pushed so far: what was popped follows from what is left
+    left_before = len(queue)
+    while True:
+        event = queue.pop()
+        env._now = queue.time
+        if event is stop:
+            env.events_processed += left_before + queue.scheduled - n - len(queue) - 1
+            return
+        if type(event) is _PathIO:  # a path's IO woken at its stage's completion time: it moves on
+            woken: _PathIO = event
+            woken(None)
+            continue
+        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]  # processed: SimPy's own step() marks it so
+        for callback in callbacks:
+            callback(event)
+        if not event._ok and not hasattr(event, "_defused"):
+            _raise_failure(event)
+
+
+def _run_until_limited(env: Environment, until: float, max_events: int, deadline: float) -> bool:
+    """The loop with limits: a countdown to the next check of ``max_events`` and ``deadline``."""
     queue = env._queue
     stop = Event(cast(Any, env))
     stop._ok, stop._value = True, None
