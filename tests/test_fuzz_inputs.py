@@ -480,7 +480,8 @@ CRASHES = [
     ("dataset", "vsan.csv", (_HEADER + "\n" + ",".join(["x"] * 40) + "\n").encode(), ""),
     ("dataset", "vsan.csv", (_HEADER + "\n" + _ROW.replace(",host_count,4,", ",host_count,inf,", 1) + "\n").encode(),
      "value"),
-    ("dataset", "vsan.csv", (_HEADER + "\n").encode(), "no rows"),  # taken: a file cut after its header
+    ("dataset", "vsan.csv", (_HEADER + "\n").encode(), "no rows"),
+    ("dataset", "vsan.csv", b"x\x01\x06\x00", ""),  # OSError: polars reads a zlib header and fails to inflate  # taken: a file cut after its header
     # TypeError from a relative module name in a sweep's scenario
     ("sweep", "sweep.yaml", b"name: s\nscenario: '..x:y'\n", "scenario"),
     # a plain ValueError, not the bad-input error, from a workload mix

@@ -165,7 +165,8 @@ def _read_raw(path: Path) -> pl.DataFrame:
         raise DatasetError(f"{path}: dataset file not found")
     try:
         raw = pl.read_csv(path, infer_schema=False, encoding="utf8")
-    except (pl.exceptions.PolarsError, UnicodeDecodeError) as err:
+    except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError) as err:  # OSError: bytes polars takes
+        # for a compressed stream (it sniffs zlib, gzip, zstd magic) that then fails to inflate
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise DatasetError(
             f"{path}: not a CSV of the {len(COLUMNS)} columns of datasets/README.md, UTF-8 ({first})"
