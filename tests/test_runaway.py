@@ -80,7 +80,7 @@ def test_a_run_limits_block_bounds_every_run_inside_it_and_keeps_the_stricter_li
         time.sleep(0.5)
         target, sources = _zero_time_loop()
         start = time.perf_counter()
-        with pytest.raises(RunLimitReached, match="max_wall_s=0.5 s") as err:
+        with pytest.raises(RunLimitReached, match=r"max_wall_s=0\.5 s") as err:
             simulate(target, sources, duration=1.0, seed=1, progress=False)
         assert time.perf_counter() - start < 0.5  # its deadline had passed: it stops before any event
         assert _events_in(str(err.value)) == 0

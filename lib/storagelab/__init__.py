@@ -41,6 +41,16 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0+unknown"
 
 __all__ = [
-    "__version__", "charts", "curves", "datasets", "devices", "kernel", "RunLimitReached", "run_limits", "simulate", "theory", "units",
+    "RunLimitReached",
+    "__version__",
+    "charts",
+    "curves",
+    "datasets",
+    "devices",
+    "kernel",
+    "run_limits",
+    "simulate",
+    "theory",
+    "units",
     "workloads",
 ]  # fmt: skip

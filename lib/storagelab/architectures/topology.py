@@ -112,6 +112,12 @@ class Topology:
                     c.popularity = {**declared, **c.popularity}
         sources = workload.sources(self.volumes)
         return simulate(
-            sources[0].target, sources, duration=duration, warmup=warmup, seed=seed, progress=progress,
-            max_events=max_events, max_wall_s=max_wall_s,
+            sources[0].target,
+            sources,
+            duration=duration,
+            warmup=warmup,
+            seed=seed,
+            progress=progress,
+            max_events=max_events,
+            max_wall_s=max_wall_s,
         )

@@ -47,7 +47,11 @@ class RunLimits:
         return RunLimits(min(events) if events else None, first.deadline, first.max_wall_s)
 
 
-_ACTIVE: contextvars.ContextVar[RunLimits] = contextvars.ContextVar("storagelab_run_limits", default=RunLimits())
+#: No limits: what a run outside every run_limits block is held to.
+NO_LIMITS = RunLimits()
+_ACTIVE: contextvars.ContextVar[RunLimits] = contextvars.ContextVar(
+    "storagelab_run_limits", default=NO_LIMITS
+)
 
 
 def check_limits(max_events: int | None, max_wall_s: float | None) -> None:
@@ -112,4 +116,12 @@ CHECK_EVERY = 4096
 #: bounded (in a run without limits the chain is unbounded, as before; the results are the same either way).
 INLINE_ARRIVALS = 16
 
-__all__ = ["CHECK_EVERY", "INLINE_ARRIVALS", "RunLimitReached", "RunLimits", "check_limits", "limits_for", "run_limits"]
+__all__ = [
+    "CHECK_EVERY",
+    "INLINE_ARRIVALS",
+    "RunLimitReached",
+    "RunLimits",
+    "check_limits",
+    "limits_for",
+    "run_limits",
+]

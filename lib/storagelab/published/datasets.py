@@ -179,7 +179,9 @@ def _read_raw(path: Path) -> pl.DataFrame:
             f"missing {missing}, unexpected {extra}"
         )
     if raw.height == 0:
-        raise DatasetError(f"{path}: the header and no rows (a truncated file?); a study's file lists its rows")
+        raise DatasetError(
+            f"{path}: the header and no rows (a truncated file?); a study's file lists its rows"
+        )
     # Empty cells are missing values; surrounding whitespace is never meaningful.
     return raw.with_columns(
         pl.when(pl.col(c).str.strip_chars() == "").then(None).otherwise(pl.col(c).str.strip_chars()).alias(c)

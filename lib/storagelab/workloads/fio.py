@@ -139,7 +139,9 @@ def read_fio_jobs(path: str | Path) -> list[FioJob]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise FioJobError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason}); save it as UTF-8") from None
+        raise FioJobError(
+            f"{path}: not UTF-8 text (byte {err.start}: {err.reason}); save it as UTF-8"
+        ) from None
     try:
         parser.read_string(text, source=str(path))
     except configparser.Error as err:
