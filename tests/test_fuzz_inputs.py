@@ -93,9 +93,20 @@ def mutated(draw: st.DrawFn, base: Any) -> tuple[Any, tuple[str, ...]]:
     """``base`` with one corruption, or none; and the keys one of which a refusal must name (empty: the
     whole document was replaced, or nothing was changed)."""
     doc = copy.deepcopy(base)
-    kind = draw(st.sampled_from(["none", "none", "set", "set", "set", "delete", "extra", "replace"]))
+    kind = draw(
+        st.sampled_from(["none", "nudge", "nudge", "set", "set", "set", "delete", "extra", "replace"])
+    )
     if kind == "none":
         return doc, ()
+    if kind == "nudge":  # a number scaled by 1/2 to 2: mostly a different valid file, sometimes out of range
+        numbers = [p for p in _paths(doc) if type(_at(doc, p)) in (int, float)]
+        if not numbers:
+            return doc, ()
+        path = draw(st.sampled_from(numbers))
+        old = _at(doc, path[:-1])[path[-1]]
+        new = old * draw(st.floats(min_value=0.5, max_value=2.0))
+        _at(doc, path[:-1])[path[-1]] = max(1, round(new)) if type(old) is int else new
+        return doc, tuple(str(p) for p in path if isinstance(p, str))
     if kind == "replace":
         return draw(BAD_VALUES), ()
     paths = _paths(doc)
