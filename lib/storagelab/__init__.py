@@ -20,6 +20,7 @@ import importlib
 from importlib.metadata import PackageNotFoundError, version
 
 from storagelab import devices, kernel, theory, workloads
+from storagelab.kernel.run_limits import RunLimitReached, run_limits
 from storagelab.kernel.simulation import simulate
 from storagelab.published import datasets, units
 
@@ -40,6 +41,16 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0+unknown"
 
 __all__ = [
-    "__version__", "charts", "curves", "datasets", "devices", "kernel", "simulate", "theory", "units",
+    "RunLimitReached",
+    "__version__",
+    "charts",
+    "curves",
+    "datasets",
+    "devices",
+    "kernel",
+    "run_limits",
+    "simulate",
+    "theory",
+    "units",
     "workloads",
 ]  # fmt: skip

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from papermill.exceptions import PapermillExecutionError
 
+from storagelab.input_files import InputFileError
 from storagelab.pipeline.layout import ProjectLayout
-from storagelab.pipeline.params import ParamsError, load_params
-from storagelab.published.datasets import DatasetError
+from storagelab.pipeline.params import load_params
 
 app = typer.Typer(
     help="storagelab: storage architectures under virtualized mixed workloads, simulated and checked "
@@ -20,7 +20,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-_USER_ERRORS = (ParamsError, DatasetError, FileNotFoundError)
+#: A file the user gave that cannot be used (every loader's error is an :class:`InputFileError`, whose
+#: message names the file, the key and what is allowed), or one that is not there: printed, no traceback.
+_USER_ERRORS = (InputFileError, FileNotFoundError)
 
 
 def _fail(err: Exception) -> None:
@@ -130,7 +132,7 @@ def sweep(
         plan(spec_, source)
         if workers is not None and workers < 1:
             raise SweepError(f"--workers must be >= 1, got {workers}")
-    except SweepError as err:
+    except InputFileError as err:
         _fail(err)
     done = run_sweep(spec, results=results, scheduler=scheduler, workers=workers)
     typer.echo(
@@ -506,6 +508,12 @@ def compare_measured(
     duration_s: Annotated[float, typer.Option(help="simulated seconds per run of each search")] = 2.0,
     replications: Annotated[int, typer.Option(help="independent searches per architecture")] = 3,
     high: Annotated[float, typer.Option(help="the highest load multiplier searched")] = 4.0,
+    max_events: Annotated[
+        int | None, typer.Option(help="stop with an error if a run processes more events than this")
+    ] = None,
+    max_wall_s: Annotated[
+        float | None, typer.Option(help="stop with an error if a run takes more wall-clock seconds than this")
+    ] = None,
 ) -> None:
     """The headroom of each measured system (its fitted model) beside presets on one workload mix."""
     from storagelab import studies
@@ -523,8 +531,15 @@ def compare_measured(
         candidates += [studies.candidate(p, p) for p in preset or []]
     except (FitError, FileNotFoundError, ValueError) as err:
         _fail(err)
-    settings = Settings(
-        duration_s=duration_s, warmup_s=min(0.5, duration_s / 4), replications=replications, high=high
-    )
-    result = compare(mix_, candidates, settings)
+    from storagelab.kernel.run_limits import RunLimitReached
+
+    try:
+        settings = Settings(duration_s=duration_s, warmup_s=min(0.5, duration_s / 4), replications=replications,
+                            high=high, max_events=max_events, max_wall_s=max_wall_s)  # fmt: skip
+    except ValueError as err:
+        _fail(err)
+    try:
+        result = compare(mix_, candidates, settings)
+    except RunLimitReached as err:
+        _fail(err)
     _echo_tables(result.table(), str_lengths=60)

@@ -1,6 +1,7 @@
-"""A user's input files (params, sweep specs, workload mixes, access specs): YAML read safely, and the
-problems a pydantic schema finds in it, each named by its key, for error messages that name the file,
-the key and what is allowed before any work starts."""
+"""A user's input files (params, sweep specs, workload mixes, access specs, fio job files and results,
+dataset rows): YAML read safely, the one error a file the workbench cannot use raises
+(:class:`InputFileError`, whose message names the file, the key and what is allowed), and the problems a
+pydantic schema finds in a file, each named by its key, before any work starts."""
 
 from __future__ import annotations
 
@@ -10,6 +11,14 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+
+
+class InputFileError(ValueError):
+    """A file a user handed the workbench that it cannot use: its message names the file, the key (or
+    line, option, column) and what is allowed. Every loader's own error (``ParamsError``, ``SweepError``,
+    ``AccessSpecError``, ``FioJobError``, ``FioResultError``, ``DatasetError``, ``PlanError``,
+    ``WorkloadMixError``) is one of these, so the command line reports any of them as a one-line error
+    without a traceback; a ``ValueError`` still, as they were."""
 
 
 def read_yaml(path: str | Path, error: type[Exception], missing: str) -> Any:
@@ -23,10 +32,14 @@ def read_yaml(path: str | Path, error: type[Exception], missing: str) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise error(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise error(f"{path}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise error(f"{path}: nested too deeply to be a YAML input file") from None
 
 
 @dataclass(frozen=True)
@@ -53,4 +66,4 @@ def problems(err: ValidationError) -> list[Problem]:
     ]
 
 
-__all__ = ["Problem", "problems", "read_yaml"]
+__all__ = ["InputFileError", "Problem", "problems", "read_yaml"]

@@ -47,6 +47,7 @@ from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
 from storagelab.architectures.topology import Topology
 from storagelab.devices import CapacityExceeded
 from storagelab.kernel.component import Component
+from storagelab.kernel.run_limits import check_limits
 from storagelab.kernel.simulation import SimulationResult, simulate
 from storagelab.published.curves.base import CurveFit
 
@@ -165,7 +166,9 @@ class Settings:
     (:class:`~storagelab.analysis.headroom.ClearOutcome`). ``pilot_s``: where runs are at least twice as
     long as this, a *pilot* search with runs this long (the warm-up scaled alike) is made first, and the
     first replication starts from its final bracket instead of walking from ``start`` (0: no pilot); the
-    pilot's runs are kept (``pilot`` in the evaluations) but never enter the headroom."""
+    pilot's runs are kept (``pilot`` in the evaluations) but never enter the headroom. ``max_events`` and
+    ``max_wall_s``: each run stops with :class:`~storagelab.kernel.run_limits.RunLimitReached` past that
+    many events or wall-clock seconds (None: no limit; see :func:`storagelab.simulate`)."""
 
     duration_s: float = 2.0
     warmup_s: float = 0.5
@@ -178,8 +181,11 @@ class Settings:
     confidence: float = 0.95
     early_stop: bool = True
     pilot_s: float = 2.0
+    max_events: int | None = None
+    max_wall_s: float | None = None
 
     def __post_init__(self) -> None:
+        check_limits(self.max_events, self.max_wall_s)
         if not self.pilot_s >= 0:
             raise ValueError(
                 f"pilot_s must be >= 0 simulated seconds (0: no pilot search), got {self.pilot_s!r}"
@@ -217,7 +223,8 @@ def candidate_run(
         sources = mix.sources(volumes, placement, m)
         stop, checks = watch or (ClearOutcome(levels) if early_stop else None, ClearOutcome.CHECKS)
         return simulate(sources[0].target, sources, duration=s.duration_s, warmup=s.warmup_s, seed=seed,
-                        progress=False, stop=stop, checks=checks)  # fmt: skip
+                        progress=False, stop=stop, checks=checks, max_events=s.max_events,
+                        max_wall_s=s.max_wall_s)  # fmt: skip
 
     return run
 

@@ -53,6 +53,7 @@ from scipy import stats
 
 from storagelab.kernel.component import BEYOND_RANGE
 from storagelab.kernel.replications import half_width
+from storagelab.kernel.run_limits import run_limits
 from storagelab.kernel.simulation import SimulationResult
 
 #: The metrics a service level may state: the mean or any percentile of a class's latency (ms).
@@ -564,6 +565,8 @@ def headroom(
     confidence: float = 0.95,
     integer: bool = False,
     probe_high: bool = False,
+    max_events: int | None = None,
+    max_wall_s: float | None = None,
 ) -> Headroom:
     """The largest multiplier in ``[low, high]`` at which every service level holds (see the module
     docstring); ``tolerance``: relative width the bisection stops at (whole numbers with ``integer``).
@@ -581,10 +584,22 @@ def headroom(
     law's step is the better next run. Each replication is :func:`search_replication`; :func:`combine`
     makes the answer of them.
     Raises :class:`OutsideBracket` (with every run so far) when the service levels already fail at ``low``
-    or still hold at ``high``."""
+    or still hold at ``high``. ``max_events`` bounds each run's events and ``max_wall_s`` the whole
+    search's wall-clock seconds (:func:`~storagelab.kernel.run_limits.run_limits`); reaching either raises
+    :class:`~storagelab.kernel.run_limits.RunLimitReached`."""
     _check_search(levels, low, high, start, tolerance)
     if replications < 2 or not 0.5 < confidence < 1:
         raise ValueError("headroom needs replications >= 2 and 0.5 < confidence < 1")
+    with run_limits(max_events, max_wall_s):
+        return _headroom(run, levels, low=low, high=high, start=start, replications=replications, seed=seed,
+                         tolerance=tolerance, confidence=confidence, integer=integer,
+                         probe_high=probe_high)  # fmt: skip
+
+
+def _headroom(run: Callable[[float, int], SimulationResult], levels: Sequence[LatencyObjective], *,
+              low: float, high: float, start: float | None, replications: int, seed: int, tolerance: float,
+              confidence: float, integer: bool, probe_high: bool) -> Headroom:  # fmt: skip
+    """:func:`headroom`'s search, its arguments checked."""
     done: list[Replication] = []
     for r in range(replications):
         answers = [d.answer for d in done]

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from storagelab.analysis.headroom import LatencyObjective, percentile_of
 from storagelab.components.extent import Extent
-from storagelab.input_files import problems, read_yaml
+from storagelab.input_files import InputFileError, problems, read_yaml
 from storagelab.kernel.component import Component
 from storagelab.kernel.sources import Source
 from storagelab.workloads import catalogue
@@ -108,6 +108,11 @@ GENERATORS: dict[str, tuple[Callable[..., ApplicationWorkload], str]] = {
 }
 
 
+class WorkloadMixError(InputFileError):
+    """A workload mix that cannot be used; the message names the file (or mapping), the key and what is
+    allowed."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -166,18 +171,23 @@ class WorkloadMix(_Strict):
 
     @classmethod
     def from_mapping(cls, data: object, source: str = "mix") -> WorkloadMix:
-        """A mix from a parsed mapping; a bad one raises ``ValueError`` naming ``source``, the key and
-        what is allowed."""
+        """A mix from a parsed mapping; a bad one raises :class:`WorkloadMixError` (a ``ValueError``)
+        naming ``source``, the key and what is allowed."""
+        if not isinstance(data, Mapping):
+            raise WorkloadMixError(
+                f"{source}: a workload mix is a mapping with keys {', '.join(cls.model_fields)}, "
+                f"got {type(data).__name__}"
+            )
         try:
             return cls.model_validate(data)
         except ValidationError as err:
             lines = [f"  key {p.key!r}: {p.message}{p.given}" for p in problems(err)]
-            raise ValueError(f"{source}: invalid workload mix\n" + "\n".join(lines)) from None
+            raise WorkloadMixError(f"{source}: invalid workload mix\n" + "\n".join(lines)) from None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> WorkloadMix:
         """Read and validate a mix from a YAML file (the whole file, or its ``mix:`` key)."""
-        data = read_yaml(path, ValueError, "workload mix file not found")
+        data = read_yaml(path, WorkloadMixError, "workload mix file not found")
         if isinstance(data, dict) and "mix" in data:
             data = data["mix"]
         return cls.from_mapping(data, str(path))

@@ -97,11 +97,14 @@ class Topology:
         warmup: float = 0.0,
         seed: int = 0,
         progress: bool = False,
+        max_events: int | None = None,
+        max_wall_s: float | None = None,
     ) -> SimulationResult:
         """Simulate ``workload`` on this topology (see :func:`storagelab.simulate`). The popularity each
         stream declares (its ``locality``: Zipf, hot spot) reaches every working-set read cache of the
         topology (:class:`~storagelab.components.tiering.WorkingSetReadCache`), keyed by the stream's name,
-        the class of its IOs, unless the preset gave that class its own."""
+        the class of its IOs, unless the preset gave that class its own. ``max_events``, ``max_wall_s``:
+        the run's limits (see :func:`storagelab.simulate`)."""
         declared = {s.name: s.locality for s in workload.streams if s.locality is not None}
         if declared:
             for c in components_below(list(self.volumes.values())):
@@ -109,5 +112,12 @@ class Topology:
                     c.popularity = {**declared, **c.popularity}
         sources = workload.sources(self.volumes)
         return simulate(
-            sources[0].target, sources, duration=duration, warmup=warmup, seed=seed, progress=progress
+            sources[0].target,
+            sources,
+            duration=duration,
+            warmup=warmup,
+            seed=seed,
+            progress=progress,
+            max_events=max_events,
+            max_wall_s=max_wall_s,
         )

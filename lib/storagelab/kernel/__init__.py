@@ -27,6 +27,7 @@ from storagelab.kernel.histogram import LatencyHistogram, ServiceLevelCurve
 from storagelab.kernel.io import READ, WRITE, IORequest
 from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
+from storagelab.kernel.run_limits import RunLimitReached, run_limits
 from storagelab.kernel.service import (
     CarriedTime,
     Deterministic,
@@ -66,6 +67,7 @@ __all__ = [
     "RandomStreams",
     "ResponseTimeProbe",
     "RunContext",
+    "RunLimitReached",
     "ServiceDistribution",
     "ServiceLevelCurve",
     "ShortestAccessFirst",
@@ -75,4 +77,5 @@ __all__ = [
     "completion_in",
     "join_all",
     "join_first",
+    "run_limits",
 ]

@@ -24,6 +24,7 @@ from storagelab.kernel.component import Component, RunContext
 from storagelab.kernel.event_loop import Environment, run_until
 from storagelab.kernel.metrics import LatencyRecorder
 from storagelab.kernel.randomness import RandomStreams
+from storagelab.kernel.run_limits import RunLimits, limits_for, reached
 from storagelab.kernel.sources import Source
 
 #: The progress bar advances in this many steps of simulated time.
@@ -88,16 +89,20 @@ class SimulationResult:
         return self.source_stats
 
 
-def _run(env: Environment, until: float, progress: bool, label: str) -> None:
+def _run(env: Environment, until: float, progress: bool, label: str, limits: RunLimits, end: float) -> None:
+    """Run ``env`` to ``until`` (s) within ``limits``; ``end``: the run's whole duration (for messages)."""
+    bound = limits.max_events or 0
     if not progress:
-        run_until(env, until)
+        if not run_until(env, until, bound, limits.deadline):
+            raise reached(limits, env.events_processed, env.now, end, "the simulation")
         return
     start = env.now
     step = (until - start) / PROGRESS_CHUNKS
     with tqdm(total=round(until - start, 6), desc=label, unit="sim s", leave=False) as bar:
         for i in range(1, PROGRESS_CHUNKS + 1):
             t = until if i == PROGRESS_CHUNKS else start + i * step
-            run_until(env, t)
+            if not run_until(env, t, bound, limits.deadline):
+                raise reached(limits, env.events_processed, env.now, end, "the simulation")
             bar.update(round(t - start - bar.n, 6))
 
 
@@ -111,6 +116,8 @@ def simulate(
     progress: bool = True,
     stop: Callable[[SimulationResult], bool] | None = None,
     checks: Sequence[float] = (0.125, 0.25, 0.5),
+    max_events: int | None = None,
+    max_wall_s: float | None = None,
 ) -> SimulationResult:
     """Run ``sources`` against ``target`` for ``duration`` simulated seconds; measure after ``warmup``.
 
@@ -120,6 +127,12 @@ def simulate(
     and the result's ``duration`` says where (a sequential decision, e.g. a service level already
     clearly met or missed: :class:`storagelab.analysis.headroom.ClearOutcome`). Raises ``ValueError``
     on an impossible run (non-positive duration, warm-up not shorter than the duration, no sources).
+
+    Guards against a run that cannot end (:mod:`storagelab.kernel.run_limits`): ``max_events``, the
+    events the run may process (warm-up included), and ``max_wall_s``, the wall-clock seconds it may
+    take; the stricter of these and those of an enclosing :func:`~storagelab.kernel.run_limits.run_limits`
+    block hold. Reaching one raises :class:`~storagelab.kernel.run_limits.RunLimitReached`, naming the
+    limit and how far the run got.
     """
     if not duration > 0:
         raise ValueError(f"duration must be > 0 s, got {duration}")
@@ -139,6 +152,7 @@ def simulate(
         raise ValueError(
             f"checks must be increasing fractions of the measured time in (0, 1), got {checks!r}"
         )
+    limits = limits_for(max_events, max_wall_s)
     env = Environment()
     recorder = LatencyRecorder(warmup_s=warmup, end_s=duration)
     ctx = RunContext(env=env, streams=RandomStreams(seed), recorder=recorder)
@@ -149,14 +163,14 @@ def simulate(
         s.bind(ctx)
     wall = time.perf_counter()
     if warmup > 0:
-        _run(env, warmup, progress, "warm-up")
+        _run(env, warmup, progress, "warm-up", limits, duration)
         for comp in ctx.components.values():
             comp.reset_stats()
         for s in sources:
             s.reset_stats()
     until = duration
     for fraction in checks if stop is not None else ():
-        _run(env, warmup + fraction * (duration - warmup), progress, "simulating")
+        _run(env, warmup + fraction * (duration - warmup), progress, "simulating", limits, duration)
         # measured on a copy of the recorder: its batches, and so the sums it accumulates, stay as an
         # uninterrupted run's, so a run the checks do not stop gives the same results to the last digit
         partial = _result(
@@ -164,7 +178,7 @@ def simulate(
         )
         if stop(partial):
             return partial
-    _run(env, until, progress, "simulating")
+    _run(env, until, progress, "simulating", limits, duration)
     return _result(ctx, sources, recorder, seed, until, warmup, time.perf_counter() - wall)
 
 

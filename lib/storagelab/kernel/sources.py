@@ -275,13 +275,17 @@ class OpenSource(Source):
             else self._issue
         )
         shortcuts = self.shortcuts
+        # arrivals taken inline before the next is scheduled as an event: unbounded, or a few where the run
+        # has limits (run_limits), so that the event loop gets control back to check them
+        room = env.inline_cap
         if scale is None:  # every arrival is kept
             while True:
                 issue()
+                room -= 1
                 # declared a float: compiled, a numpy scalar time (a float subclass) is taken as a float, so the
                 # comparisons below give bools, not numpy's
                 t: float = env._now + gap()
-                if not shortcuts or queue.first() <= t or queue.empty():
+                if not shortcuts or queue.first() <= t or queue.empty() or room == 0:
                     self._schedule(t)
                     return
                 env._now = t  # nothing is scheduled before the next arrival: take it inline
@@ -289,10 +293,11 @@ class OpenSource(Source):
         while True:  # thinning: a candidate is kept with probability rate_scale(now) / max_scale
             if keep() * top < scale(env._now):
                 issue()
+            room -= 1
             t = env._now + gap()
             if t >= silent:  # rate_scale is 0 from here on: thinning would drop every later candidate
                 return
-            if not shortcuts or queue.first() <= t or queue.empty():
+            if not shortcuts or queue.first() <= t or queue.empty() or room == 0:
                 self._schedule(t)
                 return
             env._now = t

@@ -30,11 +30,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from storagelab.input_files import problems, read_yaml
+from storagelab.input_files import InputFileError, problems, read_yaml
 from storagelab.workloads.access_spec import parse_size
 
 
-class PlanError(ValueError):
+class PlanError(InputFileError):
     """A plan the workbench cannot run; the message names the file and the key."""
 
 

@@ -17,6 +17,7 @@ samples of IOPS and bandwidth; null for latencies), ``ios`` (IOs completed in th
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 
 import polars as pl
 
+from storagelab.input_files import InputFileError
 from storagelab.workloads.fio import fio_size
 
 #: Metrics per job and direction: IOPS, MB/s, mean latency and completion-latency percentiles (fio's
@@ -47,7 +49,7 @@ _RW = {"read": (100, "sequential"), "write": (0, "sequential"), "randread": (100
        "randrw": (None, "random")}  # fmt: skip
 
 
-class FioResultError(ValueError):
+class FioResultError(InputFileError):
     """A fio JSON result the workbench cannot read; the message names the file and what is wrong."""
 
 
@@ -64,53 +66,107 @@ def fio_version(data: dict[str, Any], where: str) -> str:
     return version
 
 
-def _job_rows(job: dict[str, Any], options: dict[str, str], where: str, source: str) -> list[dict]:
+#: The largest count or byte total read from a result (fio's own fields are 64-bit).
+_MAX_INT = 2**63 - 1
+
+
+def _value(section: Any, key: str, where: str, *, whole: bool = False) -> float:
+    """``section[key]`` as a finite number >= 0 (a whole one with ``whole``), or a
+    :class:`FioResultError` naming ``where``, the key and what is allowed."""
+    if not isinstance(section, dict) or key not in section:
+        raise FioResultError(f"{where}: missing or unreadable key {key!r}")
+    given = section[key]
+    try:
+        value = float(given) if not isinstance(given, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        value = math.nan
+    if whole and math.isfinite(value) and value != int(value):
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= _MAX_INT):
+        kind = "a whole number" if whole else "a finite number"
+        raise FioResultError(f"{where}: key {key!r} is {given!r}; expected {kind} >= 0")
+    return value
+
+
+def _option(opts: dict[str, Any], key: str, where: str, default: str, least: float = 0,
+            most: float = _MAX_INT) -> float:  # fmt: skip
+    """A numeric job option (``default`` when absent) in ``[least, most]``, or a :class:`FioResultError`
+    naming the option."""
+    given = opts.get(key, default)
+    try:
+        value = float(str(given))
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and least <= value <= most):
+        raise FioResultError(
+            f"{where}: job option {key}={given!r}; expected a number in [{least:g}, {most:g}]"
+        )
+    return value
+
+
+def _job_rows(job: Any, options: dict[str, str], where: str, source: str) -> list[dict]:
+    if not isinstance(job, dict):
+        raise FioResultError(f"{where}: key 'jobs': each job is an object, got {job!r:.60}")
     name = job.get("jobname")
     if not isinstance(name, str):
-        raise FioResultError(f"{where}: a job without 'jobname'")
+        raise FioResultError(f"{where}: key 'jobs': a job without 'jobname'")
     where = f"{where}, job {name!r}"
     if job.get("error", 0):
         raise FioResultError(
-            f"{where}: fio reports error {job['error']} for this job; its numbers are not valid"
+            f"{where}: fio reports error {job['error']!r} for this job (key 'error'); its numbers are not valid"
         )
-    opts = {**options, **(job.get("job options") or {})}
+    own = job.get("job options") or {}
+    if not isinstance(own, dict):
+        raise FioResultError(f"{where}: key 'job options' must be an object of option -> value")
+    opts = {**options, **{str(k): str(v) for k, v in own.items()}}
     rw = str(opts.get("rw", opts.get("readwrite", "read")))
     if rw not in _RW:
         raise FioResultError(f"{where}: rw={rw!r} is not supported; supported: {', '.join(_RW)}")
     read_pct, pattern = _RW[rw]
-    try:
-        if read_pct is None:
-            read_pct = (
-                int(float(opts["rwmixread"])) if "rwmixread" in opts
-                else 100 - int(float(opts["rwmixwrite"])) if "rwmixwrite" in opts else 50
-            )  # fmt: skip
-        if "percentage_random" in opts:
-            pattern = "random" if float(opts["percentage_random"]) >= 50 else "sequential"
-        iodepth, numjobs = int(opts.get("iodepth", 1)), int(opts.get("numjobs", 1))
-        block_size = fio_size(str(opts["bs"])) if "bs" in opts and "," not in str(opts["bs"]) else None
-    except (ValueError, KeyError) as err:
-        raise FioResultError(f"{where}: cannot read its job options ({err})") from None
+    if read_pct is None:
+        read_pct = (
+            int(_option(opts, "rwmixread", where, "50", most=100)) if "rwmixread" in opts
+            else 100 - int(_option(opts, "rwmixwrite", where, "50", most=100)) if "rwmixwrite" in opts
+            else 50
+        )  # fmt: skip
+    if "percentage_random" in opts:
+        pct = _option(opts, "percentage_random", where, "100", most=100)
+        pattern = "random" if pct >= 50 else "sequential"
+    iodepth = int(_option(opts, "iodepth", where, "1", least=1, most=2**31))
+    numjobs = int(_option(opts, "numjobs", where, "1", least=1, most=2**31))
+    block_size = None
+    if "bs" in opts and "," not in opts["bs"]:
+        try:
+            block_size = fio_size(opts["bs"])
+        except ValueError as err:
+            raise FioResultError(f"{where}: job option bs: {err}") from None
     rows = []
     for direction in ("read", "write"):
         d = job.get(direction)
         if not isinstance(d, dict):
             raise FioResultError(f"{where}: no {direction!r} section")
-        try:
-            ios = int(d["total_ios"])
-            if ios == 0:
-                continue
-            runtime_s = float(d["runtime"]) / 1e3
-            lat, clat = d["lat_ns"], d["clat_ns"]
-            bs = block_size or round(float(d["io_bytes"]) / ios)
-            values = {"iops": (float(d["iops"]), float(d["iops_stddev"]), int(d["iops_samples"])),
-                      "mb_s": (float(d["bw_bytes"]) / 1e6, float(d["bw_dev"]) * 1024 / 1e6, int(d["bw_samples"])),
-                      "lat_mean": (float(lat["mean"]) / 1e3, None, None)}  # fmt: skip
-            pct = clat.get("percentile", {})
-            for metric, key in _PERCENTILES.items():
-                if key in pct:
-                    values[metric] = (float(pct[key]) / 1e3, None, None)
-        except (KeyError, TypeError, ValueError) as err:
-            raise FioResultError(f"{where}, {direction}: missing or unreadable key {err}") from None
+        at = f"{where}, {direction}"
+        ios = int(_value(d, "total_ios", at, whole=True))
+        if ios == 0:
+            continue
+        runtime_s = _value(d, "runtime", at) / 1e3
+        bs = block_size or round(_value(d, "io_bytes", at) / ios)
+        lat, clat = d.get("lat_ns"), d.get("clat_ns")
+        values = {
+            "iops": (_value(d, "iops", at), _value(d, "iops_stddev", at),
+                     int(_value(d, "iops_samples", at, whole=True))),
+            "mb_s": (_value(d, "bw_bytes", at) / 1e6, _value(d, "bw_dev", at) * 1024 / 1e6,
+                     int(_value(d, "bw_samples", at, whole=True))),
+            "lat_mean": (_value(lat, "mean", f"{at}, lat_ns") / 1e3, None, None),
+        }  # fmt: skip
+        if not isinstance(clat, dict):
+            raise FioResultError(f"{at}: missing key 'clat_ns' (an object)")
+        pct = clat.get("percentile", {})
+        if not isinstance(pct, dict):
+            raise FioResultError(f"{at}, clat_ns: key 'percentile' must be an object of percent -> ns")
+        for metric, key in _PERCENTILES.items():
+            if key in pct:
+                values[metric] = (_value(pct, key, f"{at}, clat_ns.percentile") / 1e3, None, None)
         for metric, (value, sd, n) in values.items():
             rows.append({
                 "row_id": f"{name}/{direction}/{metric}", "job": name, "pattern": pattern, "read_pct": read_pct,
@@ -134,13 +190,18 @@ def read_fio_json(path: str | Path, *, source: str | None = None) -> pl.DataFram
         data = json.loads(text[start:] if start > 0 else text)
     except json.JSONDecodeError as err:
         raise FioResultError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
+    except (ValueError, RecursionError) as err:  # an integer of thousands of digits; nesting too deep
+        raise FioResultError(f"{path}: not a fio JSON result ({type(err).__name__}: {err})") from None
     if not isinstance(data, dict):
         raise FioResultError(f"{path}: the JSON is not an object: not a fio result")
     fio_version(data, str(path))
     jobs = data.get("jobs")
     if not isinstance(jobs, list) or not jobs:
         raise FioResultError(f"{path}: no 'jobs' list: nothing was measured")
-    options = {k: str(v) for k, v in (data.get("global options") or {}).items()}
+    given = data.get("global options") or {}
+    if not isinstance(given, dict):
+        raise FioResultError(f"{path}: key 'global options' must be an object of option -> value")
+    options = {str(k): str(v) for k, v in given.items()}
     rows = [r for job in jobs for r in _job_rows(job, options, str(path), source or path.name)]
     ids = [r["row_id"] for r in rows]
     if len(set(ids)) < len(ids):

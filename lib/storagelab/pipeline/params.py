@@ -15,11 +15,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from storagelab.input_files import problems, read_yaml
+from storagelab.input_files import InputFileError, problems, read_yaml
 from storagelab.pipeline.schemas import SCHEMAS, NotebookParams
 
 
-class ParamsError(ValueError):
+class ParamsError(InputFileError):
     """A params file that cannot be used; the message names the file, the key and what is allowed."""
 
 

@@ -117,7 +117,10 @@ def _check_overrides(notebook: str, overrides: dict[str, Any]) -> None:
     from storagelab import studies
 
     for name in _NOTEBOOK_PRESETS[notebook]:
-        studies.build(name, **overrides)
+        try:
+            studies.build(name, **overrides)
+        except ValueError as err:
+            raise ValueError(f"key 'overrides': {err}") from None
 
 
 #: The presets a per-study notebook builds (its ``overrides`` apply to each).

@@ -9,6 +9,7 @@ A sweep spec (YAML, or the same mapping from Python)::
     grid: {vms: [16, 32, 64], hosts: [4, 8]} # the cartesian product ...
     # points: [{vms: 16}, {vms: 64, hosts: 8}]   ... or an explicit list
     seeds: [1, 2, 3]                         # every point runs with each seed
+    # max_events: 50000000, max_wall_s: 600  # optional: a scenario run past either stops with an error
 
 Every point is validated before anything runs (a scenario's arguments are bound to its signature and
 checked by its ``validate`` if it has one; a notebook's parameters by its schema). A scenario function takes
@@ -36,11 +37,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from storagelab.input_files import problems, read_yaml
+from storagelab.input_files import InputFileError, problems, read_yaml
 from storagelab.pipeline.results_store import ResultsStore, code_version, run_key
 
 
-class SweepError(ValueError):
+class SweepError(InputFileError):
     """A sweep spec that cannot run; the message names the file, the key or point, and what is allowed."""
 
 
@@ -56,6 +57,13 @@ class SweepSpec(BaseModel):
     grid: dict[str, list[Any]] = Field(default={}, description="parameter -> values; the cartesian product")
     points: list[dict[str, Any]] = Field(default=[], description="an explicit list of points")
     seeds: list[int] = Field(default=[1], min_length=1, description="seeds; every point runs with each")
+    max_events: int | None = Field(
+        default=None, gt=0, description="a scenario run stops with an error past this many events"
+    )
+    max_wall_s: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False,
+        description="a scenario run stops with an error past this many wall-clock seconds",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _one_target_one_kind_of_points(self) -> SweepSpec:
@@ -68,6 +76,8 @@ class SweepSpec(BaseModel):
             raise ValueError(f"grid values must be non-empty lists; empty: {empty}")
         if self.scenario is not None and not re.fullmatch(r"[\w.]+:\w+", self.scenario):
             raise ValueError(f"scenario must be 'module:function', got {self.scenario!r}")
+        if self.notebook is not None and (self.max_events is not None or self.max_wall_s is not None):
+            raise ValueError("max_events and max_wall_s bound a scenario's simulations, not a notebook's")
         return self
 
     @property
@@ -121,7 +131,7 @@ def resolve_scenario(target: str) -> Callable[..., Mapping[str, float]]:
     module, _, name = target.partition(":")
     try:
         fn = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as err:
+    except (ImportError, AttributeError, TypeError, ValueError) as err:  # TypeError: a relative name
         raise SweepError(f"scenario {target!r} cannot be imported: {err}") from None
     if not callable(fn):
         raise SweepError(f"scenario {target!r} is not a function")
@@ -133,7 +143,10 @@ def plan(spec: SweepSpec, source: str) -> list[Run]:
     points = spec.expand()
     problems = []
     if spec.scenario is not None:
-        fn = resolve_scenario(spec.scenario)
+        try:
+            fn = resolve_scenario(spec.scenario)
+        except SweepError as err:
+            raise SweepError(f"{source}, key 'scenario': {err}") from None
         sig = inspect.signature(fn)
         check = getattr(fn, "validate", None)
         for i, p in enumerate(points):
@@ -170,8 +183,10 @@ def plan(spec: SweepSpec, source: str) -> list[Run]:
 
 
 def execute_run(target: str, params: dict[str, Any], seed: int, key: str, folder: str, sweep: str,
-                version: str, root: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """Run one point with one seed and store it (this is what a Dask worker executes)."""
+                version: str, root: str | None = None,
+                limits: tuple[int | None, float | None] = (None, None)) -> dict[str, Any]:  # fmt: skip
+    """Run one point with one seed and store it (this is what a Dask worker executes); a scenario's
+    simulations held to ``limits`` (max_events, max_wall_s: :func:`storagelab.kernel.run_limits`)."""
     store = ResultsStore(folder, sweep)
     start = time.perf_counter()
     if target.startswith("notebook:"):
@@ -189,7 +204,10 @@ def execute_run(target: str, params: dict[str, Any], seed: int, key: str, folder
         executed = execute(nb, out, {**values, "seed": seed} if takes_seed else values, progress=False)
         metrics = {"code_cells": float(sum(c.cell_type == "code" for c in executed.cells))}
     else:
-        result = resolve_scenario(target)(**params, seed=seed)
+        from storagelab.kernel.run_limits import run_limits
+
+        with run_limits(*limits):
+            result = resolve_scenario(target)(**params, seed=seed)
         metrics = _metrics(target, result)
     wall = time.perf_counter() - start
     store.write(key, target, params, seed, version, metrics, wall)
@@ -265,8 +283,8 @@ def sweep(
             version = code_version()
             futures = {
                 client.submit(execute_run, spec_.target, r.params, r.seed, r.key, str(store.folder.resolve()),
-                              spec_.name, version, root, key=f"{spec_.name}-{r.key}", retries=retries,
-                              pure=False): r
+                              spec_.name, version, root, (spec_.max_events, spec_.max_wall_s),
+                              key=f"{spec_.name}-{r.key}", retries=retries, pure=False): r
                 for r in todo
             }  # fmt: skip
             bar = tqdm(

@@ -26,6 +26,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.errors import SchemaErrors
 
+from storagelab.input_files import InputFileError
 from storagelab.published.units import UNITS
 
 #: Study id -> source document file name (as listed in the seeds' index).
@@ -142,7 +143,7 @@ def _schema(study: str) -> pa.DataFrameSchema:
     return pa.DataFrameSchema({c: cols[c] for c in COLUMNS}, strict=True, ordered=True)
 
 
-class DatasetError(ValueError):
+class DatasetError(InputFileError):
     """A dataset file that does not follow the schema; the message names the file, lines and columns."""
 
 
@@ -162,13 +163,24 @@ def studies() -> list[str]:
 def _read_raw(path: Path) -> pl.DataFrame:
     if not path.is_file():
         raise DatasetError(f"{path}: dataset file not found")
-    raw = pl.read_csv(path, infer_schema=False)
+    try:
+        raw = pl.read_csv(path, infer_schema=False, encoding="utf8")
+    except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError) as err:  # OSError: bytes polars takes
+        # for a compressed stream (it sniffs zlib, gzip, zstd magic) that then fails to inflate
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise DatasetError(
+            f"{path}: not a CSV of the {len(COLUMNS)} columns of datasets/README.md, UTF-8 ({first})"
+        ) from None
     if tuple(raw.columns) != COLUMNS:
         missing = [c for c in COLUMNS if c not in raw.columns]
         extra = [c for c in raw.columns if c not in COLUMNS]
         raise DatasetError(
             f"{path}: header must be the {len(COLUMNS)} columns of datasets/README.md in order; "
             f"missing {missing}, unexpected {extra}"
+        )
+    if raw.height == 0:
+        raise DatasetError(
+            f"{path}: the header and no rows (a truncated file?); a study's file lists its rows"
         )
     # Empty cells are missing values; surrounding whitespace is never meaningful.
     return raw.with_columns(
@@ -189,6 +201,13 @@ def _typed(path: Path, raw: pl.DataFrame) -> pl.DataFrame:
             f"  {path.name} line {r['line']} (row_id={r['row_id']!r}), column {c!r}: {r[c]!r} is not {what}"
             for r in bad.iter_rows(named=True)
         ]
+        if t == pl.Float64:  # 'inf' and 'nan' cast to numbers no published table holds
+            odd = raw.with_row_index("line", offset=2).filter(typed[c].is_infinite() | typed[c].is_nan())
+            problems += [
+                f"  {path.name} line {r['line']} (row_id={r['row_id']!r}), column {c!r}: {r[c]!r} is not a "
+                "finite number"
+                for r in odd.iter_rows(named=True)
+            ]
     if problems:
         raise DatasetError(f"{path}: {len(problems)} value(s) of the wrong type\n" + "\n".join(problems))
     return typed

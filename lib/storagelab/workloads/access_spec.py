@@ -28,7 +28,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from storagelab.input_files import read_yaml
+from storagelab.input_files import InputFileError, read_yaml
 from storagelab.workloads.locality import Locality, Uniform
 
 __all__ = [
@@ -297,7 +297,7 @@ class AccessSampler:
         return start
 
 
-class AccessSpecError(ValueError):
+class AccessSpecError(InputFileError):
     """An access-spec file that cannot be read; the message names the file, the spec, the key and what
     is allowed."""
 

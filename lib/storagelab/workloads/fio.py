@@ -15,10 +15,16 @@ with a message naming the file, the job and the option, before anything runs.
 from __future__ import annotations
 
 import configparser
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from pydantic import ValidationError
+
+from storagelab.input_files import InputFileError
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
 from storagelab.workloads.locality import Locality, Uniform, Zipf
 
@@ -44,26 +50,64 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
 _TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)?\s*$", re.IGNORECASE)
 
 
-class FioJobError(ValueError):
+T = TypeVar("T")
+
+
+class FioJobError(InputFileError):
     """A fio job file the workbench cannot read; the message names the file, the job and the option."""
 
 
 def fio_size(text: str) -> int:
-    """A fio size in bytes (``4k`` = 4096, ``1m`` = 1,048,576; base 2, as fio's default ``kb_base``)."""
+    """A fio size in bytes (``4k`` = 4096, ``1m`` = 1,048,576; base 2, as fio's default ``kb_base``);
+    ``ValueError`` for anything else, or a size beyond 2**63 bytes."""
     m = _SIZE.match(str(text))
     if not m:
         raise ValueError(f"{text!r} is not a fio size (e.g. 4k, 64k, 1m, 10g)")
     power = "kmgtp".index(m.group(2).lower()) + 1 if m.group(2) else 0
-    return int(float(m.group(1)) * 1024**power)
+    size = float(m.group(1)) * 1024**power
+    if not size < MAX_BYTES:
+        raise ValueError(f"{text!r} is beyond the largest size, 2**63 bytes")
+    return int(size)
 
 
 def fio_time_s(text: str) -> float:
-    """A fio time in seconds (a bare number is microseconds, as for ``thinktime``)."""
+    """A fio time in seconds (a bare number is microseconds, as for ``thinktime``); ``ValueError`` for
+    anything else, or a time that is not finite."""
     m = _TIME.match(str(text))
     if not m:
         raise ValueError(f"{text!r} is not a fio time (e.g. 500, 2ms, 1s)")
     unit = (m.group(2) or "us").lower()
-    return float(m.group(1)) / {"us": 1e6, "ms": 1e3, "s": 1.0, "m": 1 / 60, "h": 1 / 3600}[unit]
+    seconds = float(m.group(1)) / {"us": 1e6, "ms": 1e3, "s": 1.0, "m": 1 / 60, "h": 1 / 3600}[unit]
+    if not math.isfinite(seconds):
+        raise ValueError(f"{text!r} is not a finite time")
+    return seconds
+
+
+#: The largest size or count the job file may give (bytes, IOs): 2**63, as fio's own 64-bit fields.
+MAX_BYTES = 2**63
+
+
+def _whole(text: str, least: int) -> int:
+    """A whole number >= ``least`` written in decimal (``ValueError`` naming what is allowed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number; expected a whole number >= {least}") from None
+    if not least <= value < MAX_BYTES:
+        raise ValueError(f"{value} is out of range; expected a whole number >= {least}")
+    return value
+
+
+def _number(text: str, low: float, high: float = math.inf, *, low_open: bool = False) -> float:
+    """A finite number in ``[low, high]`` (``(low, high]`` with ``low_open``), ``ValueError`` otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    bracket = "(" if low_open else "["
+    if not (math.isfinite(value) and (value > low if low_open else value >= low) and value <= high):
+        raise ValueError(f"{text!r} is not a number in {bracket}{low:g}, {high:g}]")
+    return value
 
 
 @dataclass(frozen=True)
@@ -93,7 +137,13 @@ def read_fio_jobs(path: str | Path) -> list[FioJob]:
     )  # fmt: skip
     parser.optionxform = str  # fio options are case-sensitive names
     try:
-        parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise FioJobError(
+            f"{path}: not UTF-8 text (byte {err.start}: {err.reason}); save it as UTF-8"
+        ) from None
+    try:
+        parser.read_string(text, source=str(path))
     except configparser.Error as err:
         raise FioJobError(f"{path}: not a fio job file: {err}") from None
     jobs = [_job(path, name, dict(parser[name])) for name in parser.sections()]
@@ -117,58 +167,96 @@ def _job(path: Path, name: str, opts: dict[str, str | None]) -> FioJob:
                 return str(opts[k]).strip()
         return default
 
-    try:
-        rw = get("rw", "readwrite", default="read")
-        if rw not in _RW:
-            raise ValueError(f"rw={rw!r}; supported: {', '.join(_RW)}")
-        read_pct, random_pct = _RW[rw]
-        if read_pct is None:
-            mixread, mixwrite = get("rwmixread"), get("rwmixwrite")
-            read_pct = (
-                float(mixread)
-                if mixread is not None
-                else 100 - float(mixwrite)
-                if mixwrite is not None
-                else 50.0
-            )
-        if get("percentage_random") is not None:
-            random_pct = float(get("percentage_random"))
-        if get("bssplit") is not None:
-            sizes = _bssplit(get("bssplit"))
+    def read(keys: tuple[str, ...], parse: Callable[[str], T], default: str) -> T:
+        """The option (the first of ``keys`` given, else ``default``) parsed; a refusal names it."""
+        key = next((k for k in keys if k in opts and opts[k] is not None), keys[0])
+        text = get(*keys, default=default)
+        try:
+            return parse(text if text is not None else default)
+        except (ValueError, TypeError) as err:
+            raise FioJobError(f"{where}, option {key}: {_reason(err)}") from None
+
+    rw = get("rw", "readwrite", default="read")
+    if rw not in _RW:
+        raise FioJobError(f"{where}, option rw: rw={rw!r} is not supported; supported: {', '.join(_RW)}")
+    read_pct, random_pct = _RW[rw]
+    if read_pct is None:
+        if get("rwmixread") is not None:
+            read_pct = read(("rwmixread",), lambda t: _number(t, 0, 100), "50")
+        elif get("rwmixwrite") is not None:
+            read_pct = 100 - read(("rwmixwrite",), lambda t: _number(t, 0, 100), "50")
         else:
-            bs = get("bs", "blocksize", default="4k")
-            if "," in bs:
-                raise ValueError(f"bs={bs!r}: separate read/write sizes are not supported; give one size")
-            sizes = (SizeShare(size=fio_size(bs), pct=100),)
-        align = fio_size(get("ba", "blockalign")) if get("ba", "blockalign") else min(s.size for s in sizes)
-        locality = _locality(get("random_distribution", default="random"))
+            read_pct = 50.0
+    if get("percentage_random") is not None:
+        random_pct = read(("percentage_random",), lambda t: _number(t, 0, 100), "100")
+    if get("bssplit") is not None:
+        sizes = read(("bssplit",), _bssplit, "")
+    else:
+        sizes = read(("bs", "blocksize"), _one_size, "4k")
+    align = read(("ba", "blockalign"), fio_size, str(min(s.size for s in sizes)))
+    locality = read(("random_distribution",), _locality, "random")
+    queue_depth = read(("iodepth",), lambda t: _whole(t, 1), "1")
+    burst_delay = read(("thinktime",), fio_time_s, "0")
+    burst_length = read(("thinktime_blocks",), lambda t: _whole(t, 1), "1")
+    try:
         spec = AccessSpec(name=name, sizes=sizes, read_pct=read_pct, random_pct=random_pct, align=align,
-                          queue_depth=int(get("iodepth", default="1")),
-                          burst_delay=fio_time_s(get("thinktime", default="0")),
-                          burst_length=int(get("thinktime_blocks", default="1")))  # fmt: skip
-        rate = get("rate_iops")
-        if rate is not None and "," in rate:
-            raise ValueError(f"rate_iops={rate!r}: separate read/write rates are not supported")
-        return FioJob(
-            name=name, spec=spec, numjobs=int(get("numjobs", default="1")),
-            span=fio_size(get("size")) if get("size") else None, offset=fio_size(get("offset", default="0")),
-            locality=locality, rate_iops=float(rate) if rate is not None else None,
-        )  # fmt: skip
-    except (ValueError, TypeError) as err:
-        raise FioJobError(f"{where}: {err}") from None
+                          queue_depth=queue_depth, burst_delay=burst_delay, burst_length=burst_length)  # fmt: skip
+    except ValidationError as err:
+        options = {"sizes": "bssplit" if get("bssplit") is not None else "bs", "read_pct": "rwmixread",
+                   "random_pct": "percentage_random", "align": "ba", "queue_depth": "iodepth",
+                   "burst_delay": "thinktime", "burst_length": "thinktime_blocks"}  # fmt: skip
+        named = sorted({options.get(str(e["loc"][0]), str(e["loc"][0])) for e in err.errors() if e["loc"]})
+        raise FioJobError(f"{where}, option {', '.join(named)}: {_reason(err)}") from None
+    return FioJob(
+        name=name, spec=spec, numjobs=read(("numjobs",), lambda t: _whole(t, 1), "1"),
+        span=read(("size",), _positive_size, "") if get("size") else None,
+        offset=read(("offset",), fio_size, "0"), locality=locality,
+        rate_iops=read(("rate_iops",), _rate, "") if get("rate_iops") is not None else None,
+    )  # fmt: skip
+
+
+def _reason(err: Exception) -> str:
+    """What a refused value was, in one line (a pydantic error's messages without its links)."""
+    if isinstance(err, ValidationError):
+        return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
+    return str(err)
+
+
+def _one_size(text: str) -> tuple[SizeShare, ...]:
+    if "," in text:
+        raise ValueError(f"{text!r}: separate read/write sizes are not supported; give one size")
+    return (SizeShare(size=_positive_size(text), pct=100),)
+
+
+def _positive_size(text: str) -> int:
+    size = fio_size(text)
+    if size <= 0:
+        raise ValueError(f"{text!r}: must be more than 0 bytes")
+    return size
+
+
+def _rate(text: str) -> float:
+    if "," in text:
+        raise ValueError(f"{text!r}: separate read/write rates are not supported")
+    return _number(text, 0, low_open=True)
 
 
 def _bssplit(text: str) -> tuple[SizeShare, ...]:
     if "," in text:
         raise ValueError(f"bssplit={text!r}: separate read/write splits are not supported")
     parts, shares = [p for p in text.split(":") if p], []
+    if not parts:
+        raise ValueError(f"{text!r}: give size/percent entries, e.g. 4k/60:64k/40")
     for p in parts:
         size, _, pct = p.partition("/")
-        shares.append((fio_size(size), float(pct) if pct else None))
+        shares.append((_positive_size(size), _number(pct, 0, 100, low_open=True) if pct else None))
     given = sum(p for _, p in shares if p is not None)
     missing = [s for s, p in shares if p is None]
     rest = (100 - given) / len(missing) if missing else 0.0
-    return tuple(SizeShare(size=s, pct=p if p is not None else rest) for s, p in shares)
+    try:
+        return tuple(SizeShare(size=s, pct=p if p is not None else rest) for s, p in shares)
+    except ValidationError as err:
+        raise ValueError(f"{text!r}: the percentages must sum to 100 ({_reason(err)})") from None
 
 
 def _locality(text: str) -> Locality:
@@ -176,7 +264,7 @@ def _locality(text: str) -> Locality:
     if kind == "random":
         return Uniform()
     if kind == "zipf":
-        return Zipf(alpha=float(arg or 1.2), blocks=1024)
+        return Zipf(alpha=_number(arg or "1.2", 0, low_open=True), blocks=1024)
     raise ValueError(f"random_distribution={text!r}: supported are 'random' and 'zipf:theta'")
 
 
