@@ -24,6 +24,8 @@ import heapq
 import math
 from typing import Any, Final, final
 
+from mypy_extensions import mypyc_attr
+
 #: The span of scheduling numbers one priority's keys hold (priority x SPAN + number).
 SPAN: Final = 1 << 40
 
@@ -31,6 +33,7 @@ SPAN: Final = 1 << 40
 LIMIT: Final = SPAN
 
 
+@mypyc_attr(native_class=False)  # compiled code cannot subclass a built-in exception natively
 class EventQueueFull(RuntimeError):
     """A run scheduled :data:`LIMIT` (2**40) entries, beyond which the event queue's keys no longer keep
     SimPy's order (the next number would tie with an entry of the next priority)."""
