@@ -310,3 +310,23 @@ def test_a_draw_reaches_a_study_preset_built_inside_it():
         drawn = studies.build(name).params
     for (_, k), value in draw.items():
         assert drawn[k].value == pytest.approx(value) and drawn[k].source.startswith("drawn"), k
+
+
+def test_a_prior_is_for_fits_and_a_draw_from_it_is_read() -> None:
+    """A fit's ``prior`` (its range without its rows, for leave-one-out) is refused on a non-fit, and a
+    draw from the prior outside the fit's own spread is read, where one outside both is refused."""
+    with pytest.raises(ValueError, match="prior is the range a fit"):
+        Param(4.0, "ms", "assumption", "guess", uncertainty=Uniform(2.0, 8.0), prior=Uniform(1.0, 9.0))
+    fit = Param(
+        4.0,
+        "ms",
+        "fit",
+        "fitted",
+        fitted_on=("row-1",),
+        uncertainty=Uniform(3.5, 4.5),
+        prior=Uniform(1.0, 9.0),
+    )
+    with parameter_draw({("toy", "t"): 8.0}):
+        assert ParamSet("toy", {"t": fit})["t"].value == 8.0
+    with parameter_draw({("toy", "t"): 9.5}), pytest.raises(ValueError, match="outside its uncertainty"):
+        ParamSet("toy", {"t": fit})

@@ -68,7 +68,12 @@ class Param:
     ``source`` says why those bounds. The rule: the declared ``value`` lies in the uncertainty's support, and
     so does every value it can draw lie in what the parameter accepts (both ends of a range, every value of a
     Choice); a parameter whose value is a name or a count (:data:`PRESET_UNIT`, :data:`CHOICE_UNIT`,
-    ``count``) takes a ``Choice``. A Param breaking the rule is refused with the reason."""
+    ``count``) takes a ``Choice``. A Param breaking the rule is refused with the reason.
+
+    ``prior``: for a fit only, the distribution its evidence allows *without* the rows it was fitted on (the
+    range the fit searched, with its reason in ``source``), under the same rule. A claim on one of those rows
+    is predicted from it (leave-one-out: the fit cannot see the claim it is scored on); every other claim
+    draws from ``uncertainty``, the fit's own spread from its rows."""
 
     value: float | str
     unit: str
@@ -80,6 +85,7 @@ class Param:
     high: float | None = None
     capacity: str = ""
     uncertainty: Distribution | None = None
+    prior: Distribution | None = None
 
     def __post_init__(self) -> None:
         if self.unit == PRESET_UNIT:
@@ -114,6 +120,13 @@ class Param:
             raise ValueError(f"Param capacity must be one of {CAPACITY_KINDS}, got {self.capacity!r}")
         if self.uncertainty is not None:
             self._check_uncertainty(self.uncertainty)
+        if self.prior is not None:
+            if self.origin != "fit":
+                raise ValueError(
+                    f"a prior is the range a fit's evidence allows without its rows; this Param's origin is "
+                    f"{self.origin!r} ({self.source!r})"
+                )
+            self._check_uncertainty(self.prior)
 
     def _check_uncertainty(self, dist: Distribution) -> None:
         """Refuse an uncertainty this parameter cannot carry (see the class's rule)."""

@@ -111,7 +111,7 @@ class ParamSet(Mapping[str, Param]):
             was = repr(p.value) if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value} {p.unit}"
             self._params[name] = replace(
                 p, value=new, origin="user", source=f"set when the preset was built (was {was}, {p.origin})",
-                fitted_on=(), uncertainty=None,
+                fitted_on=(), uncertainty=None, prior=None,
             )  # fmt: skip
         self._undrawn = dict(self._params)  # with overrides, before a draw: what a recording records
         for (drawn_preset, name), value in current_parameter_draw().items():
@@ -121,10 +121,18 @@ class ParamSet(Mapping[str, Param]):
             new = _override_value(preset, name, p, value)
             was = repr(p.value) if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value} {p.unit}"
             spread = p.uncertainty.describe() if p.uncertainty is not None else "no stated distribution"
+            supports = [d for d in (p.uncertainty, p.prior) if d is not None]
+            if supports and not any(d.contains(new) for d in supports):
+                raise ValueError(
+                    f"preset {preset!r}, parameter {name!r}: the drawn {new!r} lies outside its uncertainty's "
+                    f"support ({' or its prior, '.join(d.describe() for d in supports)})"
+                )
             self._params[name] = replace(
                 p,
                 value=new,
                 source=f"drawn for the uncertainty analysis from {spread} (declared {was}): {p.source}",
+                uncertainty=None,
+                prior=None,
             )
 
     def __getitem__(self, name: str) -> Param:
@@ -139,7 +147,7 @@ class ParamSet(Mapping[str, Param]):
             value = p.value * f
             if p.unit == "count":
                 value = max(1, round(value))
-            return replace(p, value=value, low=None, high=None, choices=(), uncertainty=None)
+            return replace(p, value=value, low=None, high=None, choices=(), uncertainty=None, prior=None)
         return p
 
     def __iter__(self) -> Iterator[str]:
