@@ -197,11 +197,18 @@ def bench(
         bool,
         typer.Option("--per-io", help="instead: the Virtual SAN row's events, Python calls and time per IO"),
     ] = False,
+    limits: Annotated[
+        bool,
+        typer.Option(
+            "--limits", help="instead: runs with and without run limits, alternately (the guard's cost)"
+        ),
+    ] = False,
 ) -> None:
     """Simulated IOs per wall-second: storagelab beside Ciw and textbook SimPy models, on an M/M/4 queue
     and on a Virtual SAN calibration scenario; with --sweep, the speed-up of a sweep on two workers
     over one; with --against REV, this checkout's storagelab rows beside the same rows at REV; with
-    --per-io, where the Virtual SAN scenario spends its time per IO, by source file."""
+    --per-io, where the Virtual SAN scenario spends its time per IO, by source file; with --limits, what
+    the runaway guard costs (runs with limits that never bind beside runs without, ``rounds`` each)."""
 
     from storagelab.kernel import native
     from storagelab.verify.benchmark import against_revision, sweep_efficiency
@@ -219,6 +226,10 @@ def bench(
         cost = per_io_costs(horizon=0.5 if quick else 1.0, warmup=0.1 if quick else 0.2, seed=seed)
         typer.echo(cost.summary())
         table = cost.by_file
+    elif limits:
+        from storagelab.verify.benchmark import run_limit_cost
+
+        table = run_limit_cost(rounds=rounds, seed=seed, horizon=1.0 if quick else 2.0)
     elif against is not None:
         try:
             table = against_revision(against, rounds=rounds, seed=seed)

@@ -569,6 +569,58 @@ print(json.dumps(out))
 """
 
 
+def run_limit_cost(rounds: int = 7, seed: int = 1, horizon: float = 2.0, warmup: float = 0.5) -> pl.DataFrame:
+    """What the runaway guard costs (:mod:`storagelab.kernel.run_limits`): the Virtual SAN calibration
+    scenario (:func:`vsan_scenario_run`) and the M/M/4 queue, each run ``rounds`` times without limits (the
+    loop without a countdown) and with limits that never bind (``max_events`` 10**15, ``max_wall_s`` a day:
+    the loop that counts down to a check every 4,096 events), alternately in this process, in whatever
+    build is in use (compiled or pure Python: the ``build`` column). One row per scenario: the median wall
+    seconds of each and their ratio (limited / unlimited: above 1 is the guard's cost), and whether both
+    simulated the same IOs (they must: the guard changes when the loop looks at the clock, not what it
+    does)."""
+    from storagelab.kernel import native
+
+    if not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    limits = {"max_events": 10**15, "max_wall_s": 86_400.0}
+
+    def vsan(limited: bool) -> tuple[float, int]:
+        from storagelab.studies.vsan.preset import vsan as build
+        from storagelab.studies.vsan.workloads import vsan_iometer
+
+        sources = vsan_iometer(vms=VSAN_VMS).sources(build(VSAN_CONFIGURATION).volumes)
+        t = time.perf_counter()
+        simulate(sources[0].target, sources, duration=horizon, warmup=warmup, seed=seed, progress=False,
+                 **(limits if limited else {}))  # fmt: skip
+        return time.perf_counter() - t, sum(s.issued_total for s in sources)
+
+    def mm4(limited: bool) -> tuple[float, int]:
+        lam, mu = _mm4_rates()
+        station = Station("mm4", Exponential(1 / mu), servers=SERVERS)
+        src = OpenSource("arrivals", station, FixedSampler(), rate=lam)
+        t = time.perf_counter()
+        simulate(station, [src], duration=200 * horizon, warmup=warmup, seed=seed, progress=False,
+                 **(limits if limited else {}))  # fmt: skip
+        return time.perf_counter() - t, src.issued_total
+
+    out = []
+    for name, run in ((VSAN_SCENARIO, vsan), ("M/M/4 queue", mm4)):
+        walls: dict[bool, list[float]] = {False: [], True: []}
+        ios: dict[bool, set[int]] = {False: set(), True: set()}
+        for r in tqdm(range(rounds), desc=f"guard cost: {name}", unit="round"):
+            for limited in (False, True) if r % 2 == 0 else (True, False):
+                wall, issued = run(limited)
+                walls[limited].append(wall)
+                ios[limited].add(issued)
+        off, on = statistics.median(walls[False]), statistics.median(walls[True])
+        out.append({
+            "scenario": name, "build": native.status().split(" ")[0], "rounds": rounds,
+            "wall_seconds_unlimited": off, "wall_seconds_limited": on, "limited_over_unlimited": on / off,
+            "same_ios": ios[False] == ios[True] and len(ios[False]) == 1,
+        })  # fmt: skip
+    return pl.DataFrame(out)
+
+
 def against_revision(revision: str, rounds: int = 5, seed: int = 1) -> pl.DataFrame:
     """The storagelab rows of :func:`bench` timed in this checkout and in git ``revision`` of its
     repository, side by side: each round runs every row once in each checkout, in a fresh process
