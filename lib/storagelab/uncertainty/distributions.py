@@ -36,8 +36,33 @@ def _finite(what: str, **values: float) -> None:
             raise ValueError(f"{what}: {name} must be a finite number, got {v!r}")
 
 
+class _Interval:
+    """What a distribution on ``[low, high]`` offers beside its own ``ppf``: its median (the value at
+    quantile 0.5), its bounds and whether a value lies in them."""
+
+    low: float
+    high: float
+
+    def ppf(self, u: float) -> float:  # pragma: no cover - each distribution defines it
+        raise NotImplementedError
+
+    @property
+    def median(self) -> float:
+        """The value at quantile 0.5."""
+        return self.ppf(0.5)
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The least and greatest value it can draw."""
+        return (self.low, self.high)
+
+    def contains(self, value: object) -> bool:
+        """Whether ``value`` lies in [low, high]."""
+        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
+
+
 @dataclass(frozen=True)
-class Uniform:
+class Uniform(_Interval):
     """Every value from ``low`` to ``high`` (in the Param's unit) equally likely; ``low < high``."""
 
     low: float
@@ -52,27 +77,13 @@ class Uniform:
         """The value at quantile ``u`` in [0, 1]: ``low + u (high - low)``."""
         return self.low + _check_quantile(u) * (self.high - self.low)
 
-    @property
-    def median(self) -> float:
-        """The value at quantile 0.5 (the midpoint)."""
-        return self.ppf(0.5)
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """The least and greatest value it can draw."""
-        return (self.low, self.high)
-
-    def contains(self, value: object) -> bool:
-        """Whether ``value`` lies in [low, high]."""
-        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
-
     def describe(self) -> str:
         """In words, e.g. ``uniform on [2, 8]``."""
         return f"uniform on [{self.low:g}, {self.high:g}]"
 
 
 @dataclass(frozen=True)
-class LogUniform:
+class LogUniform(_Interval):
     """Every factor from ``low`` to ``high`` (in the Param's unit) equally likely: the logarithm of the
     value is uniform; ``0 < low < high``."""
 
@@ -96,22 +107,13 @@ class LogUniform:
         """The value at quantile 0.5 (the geometric mean of the bounds)."""
         return math.sqrt(self.low * self.high)
 
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """The least and greatest value it can draw."""
-        return (self.low, self.high)
-
-    def contains(self, value: object) -> bool:
-        """Whether ``value`` lies in [low, high]."""
-        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
-
     def describe(self) -> str:
         """In words, e.g. ``log-uniform on [100, 1000]``."""
         return f"log-uniform on [{self.low:g}, {self.high:g}]"
 
 
 @dataclass(frozen=True)
-class Triangular:
+class Triangular(_Interval):
     """From ``low`` to ``high`` (in the Param's unit), most likely at ``mode``: the density rises linearly
     from ``low`` to ``mode`` and falls linearly to ``high``; ``low <= mode <= high`` and ``low < high``."""
 
@@ -135,20 +137,6 @@ class Triangular:
         if u <= at_mode:
             return self.low + math.sqrt(u * width * (self.mode - self.low))
         return self.high - math.sqrt((1.0 - u) * width * (self.high - self.mode))
-
-    @property
-    def median(self) -> float:
-        """The value at quantile 0.5."""
-        return self.ppf(0.5)
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """The least and greatest value it can draw."""
-        return (self.low, self.high)
-
-    def contains(self, value: object) -> bool:
-        """Whether ``value`` lies in [low, high]."""
-        return _is_number(value) and self.low <= value <= self.high  # type: ignore[operator]
 
     def describe(self) -> str:
         """In words, e.g. ``triangular on [2, 8], mode 3``."""
