@@ -1,0 +1,102 @@
+"""A prediction's interval from the runs of a scenario over its parameter draws (issue 68).
+
+A scenario is run once per draw of its uncertain parameters (a :func:`~storagelab.uncertainty.design.
+sobol_design`), every draw with the same simulation seed (common random numbers: two draws differ by their
+parameters alone, which is what the sensitivity analysis needs), and a few times at the declared values with
+different seeds (the calibration's replications: the simulation noise). The predictive sample combines the
+two: each draw's value plus each replication's deviation from the replications' mean,
+
+    y[j, k] = draw[j] + (replication[k] - mean(replication)),
+
+the empirical distribution of "parameter effect plus simulation noise", assuming the noise adds to the
+value rather than scaling with it (at a replication's spread of a few per cent, the two readings differ by
+less than the quantiles' own sampling error). Its quantiles are the claim's median and its 80 % and 95 %
+predictive intervals.
+
+:func:`stability` says how far the 80 % bounds move when the draws are halved (the first half of a Sobol'
+sequence is itself a balanced design when the whole is a power of two): the issue's check that the sample
+is large enough.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+#: The predictive quantiles a claim reports: (column, probability).
+QUANTILES: tuple[tuple[str, float], ...] = (
+    ("low95", 0.025), ("low80", 0.10), ("median", 0.50), ("high80", 0.90), ("high95", 0.975),
+)  # fmt: skip
+
+
+def scenario_seed(seed: int, study: str, scenario: str) -> int:
+    """The seed of a scenario's parameter design: the run's ``seed`` plus a checksum of the scenario's
+    name (CRC-32, the same in every process, unlike ``hash``), so that each scenario draws its own points
+    and adding a scenario changes no other scenario's draws."""
+    return seed + zlib.crc32(f"{study}: {scenario}".encode())
+
+
+def predictive_sample(draws: Sequence[float], replications: Sequence[float]) -> np.ndarray:
+    """The predictive sample of one output: each finite draw's value plus each finite replication's
+    deviation from the replications' mean (module docstring). With fewer than two finite replications the
+    noise is unknown and the draws alone are returned; with no finite draw, an empty array."""
+    d = np.asarray([x for x in draws if x is not None and math.isfinite(x)], dtype=float)
+    r = np.asarray([x for x in replications if x is not None and math.isfinite(x)], dtype=float)
+    if d.size == 0:
+        return d
+    if r.size < 2:
+        return d
+    return (d[:, None] + (r - r.mean())[None, :]).ravel()
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One output's predictive summary, in the output's unit: the median, the 80 % and the 95 % central
+    intervals (NaN when no draw was finite), and ``draws``, the number of draws whose run gave a finite
+    value."""
+
+    median: float
+    low80: float
+    high80: float
+    low95: float
+    high95: float
+    draws: int
+
+    def as_row(self) -> dict[str, float | int]:
+        """The columns of the calibration table."""
+        return {
+            "median": self.median, "low80": self.low80, "high80": self.high80,
+            "low95": self.low95, "high95": self.high95, "draws": self.draws,
+        }  # fmt: skip
+
+
+def interval(draws: Sequence[float], replications: Sequence[float]) -> Interval:
+    """The predictive :class:`Interval` of one output from its draws (common seed) and its replications
+    at the declared values (:func:`predictive_sample`). Quantiles are numpy's default (linear between
+    order statistics), so the same runs give the same bounds in any process."""
+    sample = predictive_sample(draws, replications)
+    finite = sum(1 for x in draws if x is not None and math.isfinite(x))
+    if sample.size == 0:
+        nan = math.nan
+        return Interval(nan, nan, nan, nan, nan, 0)
+    q = {name: float(np.quantile(sample, p)) for name, p in QUANTILES}
+    return Interval(q["median"], q["low80"], q["high80"], q["low95"], q["high95"], finite)
+
+
+def stability(draws: Sequence[float], replications: Sequence[float]) -> float:
+    """How far the 80 % bounds move when only the first half of the draws is used: the larger of the two
+    bounds' shifts, as a fraction of the full sample's 80 % width (0 when the width is 0 and nothing moved;
+    NaN with fewer than 4 draws or a failed draw)."""
+    if len(draws) < 4 or not all(x is not None and math.isfinite(x) for x in draws):
+        return math.nan
+    full = interval(draws, replications)
+    half = interval(draws[: len(draws) // 2], replications)
+    width = full.high80 - full.low80
+    shift = max(abs(half.low80 - full.low80), abs(half.high80 - full.high80))
+    if width <= 0:
+        return 0.0 if shift == 0 else math.inf
+    return shift / width
