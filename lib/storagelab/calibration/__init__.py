@@ -18,10 +18,13 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
+from storagelab.calibration import propagation
 from storagelab.calibration.claims import (
     COLUMNS,
     SCHEMA,
     SENSITIVITY_FACTORS,
+    UNCERTAINTY_COLUMNS,
+    UNCERTAINTY_SCHEMA,
     Point,
     Replications,
     Scenario,
@@ -29,9 +32,11 @@ from storagelab.calibration.claims import (
     tabulate,
 )
 from storagelab.calibration.results import CalibrationResult
+from storagelab.uncertainty.design import Design
 
 __all__ = [
     "COLUMNS",
+    "UNCERTAINTY_COLUMNS",
     "CalibrationResult",
     "Point",
     "Scenario",
@@ -51,32 +56,59 @@ def run_scenarios(
     confidence: float = 0.95,
     progress: Callable[[str], None] | None = None,
     workers: int | None = 1,
+    uncertainty: int = 0,
 ) -> CalibrationResult:
     """The engine of :func:`calibrate`: run each scenario ``replications`` times (seeds ``seed``,
     ``seed + 1``, ...), and with ``sensitivity`` ``perturbed_replications`` times at each capacity
     scale of :data:`~storagelab.calibration.claims.SENSITIVITY_FACTORS` where those runs can still change
     a claim's sensitivity (:func:`perturbed_runs_needed`); score the points.
 
+    ``uncertainty``: with ``n > 0``, each scenario also runs once per draw of ``n`` draws of the uncertain
+    parameters its presets read (found by running its first replication inside
+    :func:`~storagelab.provenance.recording_uncertain`), every draw at seed ``seed`` (common random
+    numbers), and the table gains :data:`~storagelab.calibration.claims.UNCERTAINTY_COLUMNS`
+    (:mod:`storagelab.calibration.propagation`). 0 (default) runs as before, at the declared values only.
+
     ``workers``: 1 runs everything here, one replication after another; more (``None``: one per core)
     runs the replications on a local Dask cluster of that many single-threaded processes. Every
     replication is seeded, so the table is the same either way. ``progress`` is called with a line per
     replication as it finishes."""
+    if isinstance(uncertainty, bool) or not isinstance(uncertainty, int) or uncertainty < 0:
+        raise ValueError(f"uncertainty must be a whole number of draws >= 0, got {uncertainty!r}")
     factors = SENSITIVITY_FACTORS if sensitivity else ()
+    designs: dict[int, tuple[Design, frozenset[str]]] = {}
 
-    def runs_of(i: int, f: float | None) -> list[Task]:
+    def runs_of(i: int, f: Kind) -> list[Task]:
+        if isinstance(f, tuple):
+            return [(i, f, seed)]
         return [(i, f, seed + r) for r in range(replications if f is None else perturbed_replications)]
 
-    def follow(i: int, done: dict[float | None, Replications]) -> list[Task]:
-        """The scenario's next perturbed runs, once its runs so far (``done``) are in: none when they
-        cannot change any claim's sensitivity."""
-        k = len(done) - 1  # perturbed scales run so far
-        if k >= len(factors) or not perturbed_runs_needed(scenarios[i], done):
+    def follow(i: int, kind: Kind, done: dict[Kind, Replications], recorded: dict | None) -> list[Task]:
+        """The scenario's next runs, once every run of one ``kind`` is in (``done``: its complete runs so
+        far, by kind): after the main run, the draws (the uncertain parameters it read are ``recorded``);
+        after the main run or a perturbed one, the next perturbed run, unless it cannot change any claim's
+        sensitivity; after a draw, nothing."""
+        if isinstance(kind, tuple):
             return []
-        return runs_of(i, factors[k])
+        more: list[Task] = []
+        if kind is None and uncertainty:
+            designs[i] = propagation.scenario_design(scenarios[i], recorded or {}, uncertainty, seed)
+            if designs[i][0].keys:
+                more += [t for j in range(uncertainty) for t in runs_of(i, ("draw", j))]
+        nominal = {f: r for f, r in done.items() if not isinstance(f, tuple)}
+        k = len(nominal) - 1  # perturbed scales run so far
+        if k < len(factors) and perturbed_runs_needed(scenarios[i], nominal):
+            more += runs_of(i, factors[k])
+        return more
 
-    bound = len(scenarios) * (replications + len(factors) * perturbed_replications)
+    def draw_of(t: Task) -> dict | None:
+        i, f, _ = t
+        return designs[i][0].draws[f[1]] if isinstance(f, tuple) else None
+
+    bound = len(scenarios) * (replications + len(factors) * perturbed_replications + uncertainty)
     initial = [t for i in range(len(scenarios)) for t in runs_of(i, None)]
-    results = _run_tasks(scenarios, initial, follow, quick, workers, progress, bound)
+    record = {(i, None, seed) for i in range(len(scenarios))} if uncertainty else set()
+    results = _run_tasks(scenarios, initial, follow, draw_of, record, quick, workers, progress, bound)
     rows = []
     for i, sc in enumerate(scenarios):
         runs = {
@@ -85,11 +117,19 @@ def run_scenarios(
             if all(t in results for t in runs_of(i, f))
         }
         main = runs.pop(None)
-        rows += tabulate(sc, main, runs, fitted, confidence)
-    table = settle_claims(pl.DataFrame(rows, schema=SCHEMA))
+        point_rows = tabulate(sc, main, runs, fitted, confidence)
+        if uncertainty:
+            design, left_out = designs[i]
+            draws = [results[t] for j in range(uncertainty) for t in runs_of(i, ("draw", j)) if t in results]
+            extra = propagation.summarise(sc, design if design.keys else None, left_out, main, draws)
+            for row in point_rows:
+                row.update(extra[row["point"]])
+        rows += point_rows
+    schema = {**SCHEMA, **UNCERTAINTY_SCHEMA} if uncertainty else SCHEMA
+    table = settle_claims(pl.DataFrame(rows, schema=schema))
     if not sensitivity:
         table = table.with_columns(sensitive=pl.lit(None, pl.Boolean))
-    return CalibrationResult(table.select(COLUMNS))
+    return CalibrationResult(table.select(tuple(schema)))
 
 
 def perturbed_runs_needed(scenario: Scenario, done: dict[float | None, Replications]) -> bool:
@@ -103,31 +143,42 @@ def perturbed_runs_needed(scenario: Scenario, done: dict[float | None, Replicati
     return any(all(reps.passes(p)[0] for reps in done.values()) for p in scenario.points if not p.derived)
 
 
-#: One replication to run: (scenario index, capacity scale or None for the main run, seed).
-Task = tuple[int, "float | None", int]
+#: What a run is: ``None`` the main run at the declared values, a number a capacity scale of the
+#: sensitivity check, ``("draw", j)`` the uncertainty analysis's draw ``j``.
+Kind = float | tuple[str, int] | None
+#: One replication to run: (scenario index, kind, seed).
+Task = tuple[int, Kind, int]
 
 
-def _task_name(sc: Scenario, scale: float | None, seed: int) -> str:
-    return f"{sc.study}: {sc.name}, seed {seed}" + ("" if scale is None else f", capacity x{scale:g}")
+def _task_name(sc: Scenario, kind: float | tuple[str, int] | None, seed: int) -> str:
+    name = f"{sc.study}: {sc.name}, seed {seed}"
+    if isinstance(kind, tuple):
+        return f"{name}, parameter draw {kind[1] + 1}"
+    return name + ("" if kind is None else f", capacity x{kind:g}")
 
 
 def _run_tasks(
     scenarios: Sequence[Scenario],
     initial: list[Task],
-    follow: Callable[[int, dict[float | None, Replications]], list[Task]],
+    follow: Callable[[int, Kind, dict, dict | None], list[Task]],
+    draw_of: Callable[[Task], dict | None],
+    record: set[Task],
     quick: bool,
     workers: int | None,
     progress: Callable[[str], None] | None,
     bound: int,
 ) -> dict[Task, tuple[dict[str, float], str]]:
     """Each task's ``Replications.one`` result: the ``initial`` tasks, and, each time every replication
-    of one scenario at one scale is in, the tasks ``follow`` asks for next (given that scenario's
-    replications so far, by scale). ``bound``: the most tasks there can be, for the progress lines."""
+    of one scenario at one kind of run is in, the tasks ``follow`` asks for next (given that scenario's
+    replications so far, by kind, and, when the main run is the one just completed, the uncertain
+    parameters the tasks in ``record`` found). ``draw_of`` gives a task's parameter draw. ``bound``: the
+    most tasks there can be, for the progress lines."""
     n = workers if workers is not None else (os.cpu_count() or 1)
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"workers must be an integer >= 1 (or None: one per core), got {workers!r}")
     out: dict[Task, tuple[dict[str, float], str]] = {}
-    groups: dict[tuple[int, float | None], list[Task]] = {}
+    recorded: dict[int, dict] = {}
+    groups: dict[tuple[int, object], list[Task]] = {}
 
     def add(tasks: list[Task]) -> list[Task]:
         for t in tasks:
@@ -136,20 +187,32 @@ def _run_tasks(
 
     def finished(t: Task) -> list[Task]:
         """Record ``t``'s result (already in ``out``) and report it; the tasks to run next, if it was
-        the last of its scenario and scale."""
+        the last of its scenario and kind."""
         i, f, s = t
         if progress is not None:
             progress(f"[{len(out)} of at most {bound}] {_task_name(scenarios[i], f, s)}")
         if not all(u in out for u in groups[(i, f)]):
             return []
-        done = {g: Replications.of_runs([out[u] for u in us]) for (j, g), us in groups.items() if j == i}
-        return add(follow(i, done))
+        done = {
+            g: Replications.of_runs([out[u] for u in us])
+            for (j, g), us in groups.items()
+            if j == i and all(u in out for u in us)
+        }
+        return add(follow(i, f, done, recorded.get(i)))
+
+    def run_here(t: Task) -> None:
+        i, f, s = t
+        sc = scenarios[i]
+        if t in record:
+            out[t], recorded[i] = Replications.discover(sc, s, quick)
+        else:
+            out[t] = Replications.one(sc, s, quick, None if isinstance(f, tuple) else f, draw_of(t))
 
     pending = add(list(initial))
     if n == 1 or bound <= 1:
         while pending:
             t = pending.pop(0)
-            out[t] = Replications.one(scenarios[t[0]], t[2], quick, t[1])
+            run_here(t)
             pending += finished(t)
         return out
 
@@ -159,9 +222,9 @@ def _run_tasks(
 
     # Longest first, measured: the first replication of every scenario runs first (in the scenarios'
     # order); each later task of a scenario is then submitted with that replication's wall time as its
-    # priority, so the costly scenarios' remaining replications and perturbed runs (which wait for
-    # them) go ahead and the cheap ones fill the end. The order decides only when a task runs: every
-    # result is its seed's.
+    # priority, so the costly scenarios' remaining replications, perturbed runs and draws (which wait
+    # for them) go ahead and the cheap ones fill the end. The order decides only when a task runs: every
+    # result is its seed's and its draw's.
     first = {}
     for t in pending:
         first.setdefault(t[0], t)
@@ -172,15 +235,21 @@ def _run_tasks(
 
         def submit(tasks: list[Task], priority: int) -> dict:
             return {
-                client.submit(_timed_one, remote, i, s, quick, f, pure=False, priority=priority): (i, f, s)
+                client.submit(
+                    _timed_one, remote, i, s, quick, None if isinstance(f, tuple) else f, draw_of((i, f, s)),
+                    (i, f, s) in record, pure=False, priority=priority,
+                ): (i, f, s)
                 for i, f, s in tasks
-            }
+            }  # fmt: skip
 
         futures = submit(list(first.values()), _FIRST)
         queue = as_completed(futures)
         for fut in queue:
             t = futures[fut]
-            out[t], seconds = fut.result()
+            result, found, seconds = fut.result()
+            out[t] = result
+            if found is not None:
+                recorded[t[0]] = found
             more = finished(t)
             if first[t[0]] == t:
                 cost[t[0]] = round(1000 * seconds)  # ms, the priority of the scenario's later tasks
@@ -197,10 +266,20 @@ _FIRST = 10**9
 
 
 def _timed_one(
-    scenarios: list[Scenario], i: int, seed: int, quick: bool, scale: float | None
-) -> tuple[tuple[dict[str, float], str], float]:
-    """One replication (:meth:`Replications.one`) on a worker, with its wall time (s), which orders the
-    scenario's later tasks."""
+    scenarios: list[Scenario],
+    i: int,
+    seed: int,
+    quick: bool,
+    scale: float | None,
+    draw: dict | None,
+    record: bool,
+) -> tuple[tuple[dict[str, float], str], dict | None, float]:
+    """One replication (:meth:`Replications.one`, or :meth:`Replications.discover` with ``record``) on a
+    worker, the uncertain parameters it found (None unless ``record``), and its wall time (s), which
+    orders the scenario's later tasks."""
     start = time.perf_counter()
-    result = Replications.one(scenarios[i], seed, quick, scale)
-    return result, time.perf_counter() - start
+    if record:
+        result, found = Replications.discover(scenarios[i], seed, quick)
+    else:
+        result, found = Replications.one(scenarios[i], seed, quick, scale, draw), None
+    return result, found, time.perf_counter() - start

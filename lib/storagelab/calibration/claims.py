@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
@@ -47,7 +47,7 @@ from functools import cache
 import polars as pl
 
 from storagelab.kernel.replications import interval
-from storagelab.provenance import capacity_scale
+from storagelab.provenance import Param, ParamKey, capacity_scale, parameter_draw, recording_uncertain
 from storagelab.published import datasets, units
 
 COMPARISONS = ("two-sided", "at-least", "at-most", "just-over")
@@ -266,13 +266,21 @@ class Replications:
 
     @staticmethod
     def one(
-        scenario: Scenario, seed: int, quick: bool, scale: float | None = None
+        scenario: Scenario,
+        seed: int,
+        quick: bool,
+        scale: float | None = None,
+        draw: Mapping[ParamKey, object] | None = None,
     ) -> tuple[dict[str, float], str]:
         """One replication: the scenario's values with ``seed`` (with ``scale``, inside
-        :func:`~storagelab.provenance.capacity_scale`), or ``({}, reason)`` if it raised (a failed
+        :func:`~storagelab.provenance.capacity_scale`; with ``draw``, the presets' parameters drawn,
+        inside :func:`~storagelab.provenance.parameter_draw`), or ``({}, reason)`` if it raised (a failed
         replication fails its points; it is not dropped)."""
         try:
-            with capacity_scale(scale) if scale is not None else nullcontext():
+            with (
+                capacity_scale(scale) if scale is not None else nullcontext(),
+                parameter_draw(draw) if draw else nullcontext(),
+            ):
                 return dict(scenario.run(seed, quick)), ""
         except Exception as exc:
             warnings.warn(
@@ -280,6 +288,17 @@ class Replications:
                 stacklevel=2,
             )
             return {}, f"{type(exc).__name__}: {exc}"
+
+    @staticmethod
+    def discover(
+        scenario: Scenario, seed: int, quick: bool
+    ) -> tuple[tuple[dict[str, float], str], dict[ParamKey, Param]]:
+        """:meth:`one` at the declared values, run inside
+        :func:`~storagelab.provenance.recording_uncertain`: the replication, and the uncertain parameters
+        the scenario's presets read (``{(preset, parameter): Param}``, as declared)."""
+        with recording_uncertain() as recorded:
+            result = Replications.one(scenario, seed, quick)
+        return result, dict(recorded)
 
     @classmethod
     def of_runs(cls, runs: Sequence[tuple[dict[str, float], str]]) -> Replications:
@@ -380,3 +399,19 @@ SCHEMA = {
     "scenario": pl.String, "description": pl.String, "note": pl.String,
 }  # fmt: skip
 COLUMNS = tuple(SCHEMA)
+
+#: The columns a run with ``uncertainty`` adds (issue 68), after :data:`COLUMNS`: each point's predictive
+#: median and its 80 % and 95 % intervals over the parameter draws plus the simulation noise
+#: (:func:`storagelab.uncertainty.propagation.interval`, in the point's unit); ``draws``, the draws whose run
+#: gave a finite value (0: the scenario reads no uncertain parameter, and the interval is the replications'
+#: noise alone); ``drivers``, the parameters that decide it, most first, with their first-order index
+#: (RBD-FAST on the draws, :func:`storagelab.uncertainty.sensitivity.sensitivity`); ``left_out_of_fit``,
+#: whether a fit was fitted on this point and the draws took that fit from its ``prior`` (the range without
+#: its rows) instead; ``halving_shift``, how far an 80 % bound moves when only the first half of the draws is
+#: used, as a fraction of the 80 % width (:func:`storagelab.uncertainty.propagation.stability`).
+UNCERTAINTY_SCHEMA = {
+    "median": pl.Float64, "low80": pl.Float64, "high80": pl.Float64, "low95": pl.Float64,
+    "high95": pl.Float64, "draws": pl.Int64, "drivers": pl.String, "left_out_of_fit": pl.Boolean,
+    "halving_shift": pl.Float64,
+}  # fmt: skip
+UNCERTAINTY_COLUMNS = tuple(UNCERTAINTY_SCHEMA)

@@ -58,6 +58,7 @@ def calibrate(
     confidence: float = 0.95,
     progress: Callable[[str], None] | None = None,
     workers: int | None = 1,
+    uncertainty: int = 0,
 ) -> CalibrationResult:
     """Run the calibration scenarios of ``study`` (a study id, several, or all by default) and return
     the result.
@@ -68,7 +69,10 @@ def calibrate(
     ``perturbed_replications`` replications (the first seeds of the main run; by default 1 with
     ``quick``, else 2); without it ``sensitive`` is left empty. ``progress`` is called with a line per
     replication as it finishes. ``workers``: 1 (default) runs here; more, or ``None`` for one per core,
-    runs the replications in parallel on a local Dask cluster, with the same result.
+    runs the replications in parallel on a local Dask cluster, with the same result. ``uncertainty``:
+    with ``n > 0``, each scenario also runs over ``n`` draws of the uncertain parameters its presets read,
+    and every point gets its predictive median, 80 % and 95 % intervals, drivers and leave-one-out flag
+    (:mod:`storagelab.calibration.propagation`); ``n`` a power of two keeps the Sobol' design balanced.
     """
     if replications is None:
         replications = 3 if quick else 5
@@ -86,5 +90,5 @@ def calibrate(
     return run_scenarios(
         scenarios(study), fitted_points(study), replications=replications, sensitivity=sensitivity,
         perturbed_replications=perturbed_replications, seed=seed, quick=quick, confidence=confidence,
-        progress=progress, workers=workers,
+        progress=progress, workers=workers, uncertainty=uncertainty,
     )  # fmt: skip

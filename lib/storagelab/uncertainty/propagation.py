@@ -1,17 +1,24 @@
 """A prediction's interval from the runs of a scenario over its parameter draws (issue 68).
 
 A scenario is run once per draw of its uncertain parameters (a :func:`~storagelab.uncertainty.design.
-sobol_design`), every draw with the same simulation seed (common random numbers: two draws differ by their
-parameters alone, which is what the sensitivity analysis needs), and a few times at the declared values with
-different seeds (the calibration's replications: the simulation noise). The predictive sample combines the
-two: each draw's value plus each replication's deviation from the replications' mean,
+sobol_design`), every draw with the same simulation seed as its first replication at the declared values
+(common random numbers: two draws differ by their parameters alone, which is what the sensitivity analysis
+needs), and ``n`` times at the declared values with different seeds (the calibration's replications: the
+simulation noise). The predictive sample combines the two (:func:`predictive_sample`):
 
-    y[j, k] = draw[j] + (replication[k] - mean(replication)),
+    y[j, q] = draw[j] + (mean(r) - r[0]) + s sqrt(1 + 1/n) t_{n-1}(q)
 
-the empirical distribution of "parameter effect plus simulation noise", assuming the noise adds to the
-value rather than scaling with it (at a replication's spread of a few per cent, the two readings differ by
-less than the quantiles' own sampling error). Its quantiles are the claim's median and its 80 % and 95 %
-predictive intervals.
+- every draw carries the common seed's noise, which the replications measure: ``r[0]`` is the run at that
+  seed, so ``draw[j] + mean(r) - r[0]`` is the draw's value at the replications' mean noise;
+- a published value is one more outcome, so the noise added is the Student-t predictive of one new run from
+  ``n`` replications with sample standard deviation ``s`` (``t`` quantiles at :data:`NOISE_LEVELS`).
+
+The known-truth check (:mod:`storagelab.verify.calibration_coverage`) found the simpler sample, each draw
+plus each replication's deviation from their mean, covering a new run only about half as often as stated
+where the noise dominates: 3 deviations have ``sqrt(2/3)`` of the noise's spread, and the common seed's
+noise was counted as signal. This assumes the noise adds to the value rather than scaling with it (at a
+replication's spread of a few per cent the two readings differ by less than the quantiles' sampling error).
+Its quantiles are the claim's median and its 80 % and 95 % predictive intervals.
 
 :func:`stability` says how far the 80 % bounds move when the draws are halved (the first half of a Sobol'
 sequence is itself a balanced design when the whole is a power of two): the issue's check that the sample
@@ -26,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 #: The predictive quantiles a claim reports: (column, probability).
 QUANTILES: tuple[tuple[str, float], ...] = (
@@ -40,17 +48,35 @@ def scenario_seed(seed: int, study: str, scenario: str) -> int:
     return seed + zlib.crc32(f"{study}: {scenario}".encode())
 
 
-def predictive_sample(draws: Sequence[float], replications: Sequence[float]) -> np.ndarray:
-    """The predictive sample of one output: each finite draw's value plus each finite replication's
-    deviation from the replications' mean (module docstring). With fewer than two finite replications the
-    noise is unknown and the draws alone are returned; with no finite draw, an empty array."""
-    d = np.asarray([x for x in draws if x is not None and math.isfinite(x)], dtype=float)
-    r = np.asarray([x for x in replications if x is not None and math.isfinite(x)], dtype=float)
+#: Quantile levels at which the Student-t noise of :func:`predictive_sample` is evaluated (midpoints of 1,000
+#: equal slices: the 97.5 % bound then lies within 0.05 % of its level, and the t quantile within 1 %).
+NOISE_LEVELS = (np.arange(1000) + 0.5) / 1000
+
+
+def _finite(values: Sequence[float | None]) -> np.ndarray:
+    return np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+
+
+def predictive_sample(
+    draws: Sequence[float | None], replications: Sequence[float | None], common: float | None = None
+) -> np.ndarray:
+    """The predictive sample of one output (module docstring): each finite draw, moved by ``mean(r) -
+    common`` (``common``: the replication run at the draws' seed; by default the first replication), plus
+    the Student-t predictive noise of one new run from the finite replications. With fewer than two finite
+    replications the noise is unknown and the draws alone are returned (moved when ``common`` is given);
+    with no finite draw, an empty array."""
+    d = _finite(draws)
+    r = _finite(replications)
     if d.size == 0:
         return d
+    if common is None and replications and replications[0] is not None and math.isfinite(replications[0]):
+        common = float(replications[0])
     if r.size < 2:
         return d
-    return (d[:, None] + (r - r.mean())[None, :]).ravel()
+    shift = r.mean() - common if common is not None and math.isfinite(common) else 0.0
+    n = r.size
+    noise = r.std(ddof=1) * math.sqrt(1 + 1 / n) * stats.t.ppf(NOISE_LEVELS, n - 1)
+    return ((d + shift)[:, None] + noise[None, :]).ravel()
 
 
 @dataclass(frozen=True)
@@ -74,11 +100,14 @@ class Interval:
         }  # fmt: skip
 
 
-def interval(draws: Sequence[float], replications: Sequence[float]) -> Interval:
-    """The predictive :class:`Interval` of one output from its draws (common seed) and its replications
-    at the declared values (:func:`predictive_sample`). Quantiles are numpy's default (linear between
-    order statistics), so the same runs give the same bounds in any process."""
-    sample = predictive_sample(draws, replications)
+def interval(
+    draws: Sequence[float | None], replications: Sequence[float | None], common: float | None = None
+) -> Interval:
+    """The predictive :class:`Interval` of one output from its draws (at the common seed, whose
+    replication is ``common``, by default the first) and its replications at the declared values
+    (:func:`predictive_sample`). Quantiles are numpy's default (linear between order statistics), so the
+    same runs give the same bounds in any process."""
+    sample = predictive_sample(draws, replications, common)
     finite = sum(1 for x in draws if x is not None and math.isfinite(x))
     if sample.size == 0:
         nan = math.nan
@@ -87,14 +116,16 @@ def interval(draws: Sequence[float], replications: Sequence[float]) -> Interval:
     return Interval(q["median"], q["low80"], q["high80"], q["low95"], q["high95"], finite)
 
 
-def stability(draws: Sequence[float], replications: Sequence[float]) -> float:
+def stability(
+    draws: Sequence[float | None], replications: Sequence[float | None], common: float | None = None
+) -> float:
     """How far the 80 % bounds move when only the first half of the draws is used: the larger of the two
     bounds' shifts, as a fraction of the full sample's 80 % width (0 when the width is 0 and nothing moved;
     NaN with fewer than 4 draws or a failed draw)."""
     if len(draws) < 4 or not all(x is not None and math.isfinite(x) for x in draws):
         return math.nan
-    full = interval(draws, replications)
-    half = interval(draws[: len(draws) // 2], replications)
+    full = interval(draws, replications, common)
+    half = interval(draws[: len(draws) // 2], replications, common)
     width = full.high80 - full.low80
     shift = max(abs(half.low80 - full.low80), abs(half.high80 - full.high80))
     if width <= 0:
