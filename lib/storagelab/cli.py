@@ -318,9 +318,17 @@ def calibrate(
             help="processes running replications in parallel (default: one per core; 1: in this process)"
         ),
     ] = None,
+    uncertainty: Annotated[
+        int,
+        typer.Option(
+            help="draws of the uncertain parameters per scenario (a power of two, e.g. 16): each point gets "
+            "its predictive median, 80 % and 95 % intervals and the parameters that decide it; 0: off"
+        ),
+    ] = 0,
 ) -> None:
     """Run the calibration scenarios and compare with the published claims: informative predicted
-    claims within tolerance per study, with fitted, insensitive and derived claims set apart."""
+    claims within tolerance per study, with fitted, insensitive and derived claims set apart; with
+    --uncertainty, each point's predictive interval over the parameters' stated ranges."""
 
     from storagelab import studies
 
@@ -338,6 +346,8 @@ def calibrate(
         )
     if workers is not None and workers < 1:
         _fail(ValueError(f"--workers must be >= 1, got {workers}"))
+    if uncertainty < 0:
+        _fail(ValueError(f"--uncertainty must be a number of draws >= 0, got {uncertainty}"))
     if out is not None and not out.parent.is_dir():
         _fail(FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist"))
     if out is not None and out.is_dir():
@@ -357,8 +367,10 @@ def calibrate(
         seed=seed,
         progress=lambda line: typer.echo(line, err=True),
         workers=workers,
+        uncertainty=uncertainty,
     )
-    _echo_tables(result.to_frame().select(_CALIBRATION_SHOWN), str_lengths=40)
+    shown = _CALIBRATION_SHOWN + (("low80", "high80") if uncertainty else ())
+    _echo_tables(result.to_frame().select(shown), str_lengths=40)
     typer.echo(result.summary())
     if out is not None:
         result.to_csv(out)

@@ -50,7 +50,7 @@ def scenario_design(
     return design, frozenset(left_out)
 
 
-def _drivers(design: Design, outputs: Sequence[float]) -> str:
+def drivers(design: Design, outputs: Sequence[float]) -> str:
     """The parameters that decide one output, most first: ``preset: parameter (index)``, ``; ``-joined;
     empty when the draws cannot rank them (a failed draw, too few draws for RBD-FAST, or an output that
     does not move)."""
@@ -88,7 +88,7 @@ def summarise(
             values = [_value(v, err, p.key) for v, err in draws]
             iv = interval(values, reps, common)
             row = {
-                **iv.as_row(), "drivers": _drivers(design, values), "halving_shift": stability(values, reps, common),
+                **iv.as_row(), "drivers": drivers(design, values), "halving_shift": stability(values, reps, common),
             }  # fmt: skip
         row["left_out_of_fit"] = p.row_id in left_out
         out[p.key] = row

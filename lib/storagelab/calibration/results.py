@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from storagelab.calibration.claims import COLUMNS, SCHEMA
+from storagelab.calibration.claims import COLUMNS, SCHEMA, UNCERTAINTY_COLUMNS, UNCERTAINTY_SCHEMA
 
 #: The studies in the order tables list them (``datasets/`` ids).
 STUDY_ORDER = ("ds5020", "vsan", "nexgen", "ilio", "vplex")
@@ -32,6 +32,17 @@ class CalibrationResult:
         missing = [c for c in COLUMNS if c not in self.table.columns]
         if missing:
             raise ValueError(f"a calibration table needs the columns {missing}")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The table's columns: :data:`~storagelab.calibration.claims.COLUMNS`, then
+        :data:`~storagelab.calibration.claims.UNCERTAINTY_COLUMNS` when the run had ``uncertainty``."""
+        return COLUMNS + (UNCERTAINTY_COLUMNS if self.has_uncertainty else ())
+
+    @property
+    def has_uncertainty(self) -> bool:
+        """Whether the run drew the uncertain parameters (the table has every uncertainty column)."""
+        return all(c in self.table.columns for c in UNCERTAINTY_COLUMNS)
 
     # -- frames -------------------------------------------------------------------------------------
     def to_frame(self) -> pl.DataFrame:
@@ -195,7 +206,7 @@ class CalibrationResult:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(fd)
         try:
-            self.table.select(COLUMNS).write_csv(tmp, float_precision=6)
+            self.table.select(self.columns).write_csv(tmp, float_precision=6)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -210,8 +221,14 @@ class CalibrationResult:
             raise FileNotFoundError(
                 f"no calibration table at {path}; write one with `storagelab calibrate --out`"
             )
-        table = pl.read_csv(path, schema_overrides=SCHEMA)
+        schema = {**SCHEMA, **UNCERTAINTY_SCHEMA}
+        table = pl.read_csv(path, schema_overrides=schema)
         missing = [c for c in COLUMNS if c not in table.columns]
         if missing:
             raise ValueError(f"{path}: not a calibration table, columns {missing} are missing")
-        return cls(table.select(COLUMNS).cast(SCHEMA))
+        some = [c for c in UNCERTAINTY_COLUMNS if c in table.columns]
+        if some and len(some) != len(UNCERTAINTY_COLUMNS):
+            absent = [c for c in UNCERTAINTY_COLUMNS if c not in table.columns]
+            raise ValueError(f"{path}: a table with uncertainty has all its columns; {absent} are missing")
+        columns = COLUMNS + (UNCERTAINTY_COLUMNS if some else ())
+        return cls(table.select(columns).cast({c: schema[c] for c in columns}))

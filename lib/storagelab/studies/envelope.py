@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import csv
 import math
+import os
+import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,10 +45,13 @@ import polars as pl
 from storagelab.analysis.four_corners import Corner, corner_workload
 from storagelab.architectures.capacities import stations_and_links
 from storagelab.architectures.topology import Topology
-from storagelab.calibration.claims import READINGS, SENSITIVITY_FACTORS, tolerance
+from storagelab.calibration.claims import READINGS, SENSITIVITY_FACTORS, UNCERTAINTY_SCHEMA, tolerance
+from storagelab.calibration.propagation import drivers
 from storagelab.kernel.station import Station
-from storagelab.provenance import Param, capacity_scale
+from storagelab.provenance import Param, capacity_scale, parameter_draw, recording_uncertain
 from storagelab.published.datasets import dataset_dir
+from storagelab.uncertainty.design import sobol_design
+from storagelab.uncertainty.propagation import interval, scenario_seed, stability
 from storagelab.workloads.access_spec import AccessSpec
 from storagelab.workloads.application import ApplicationWorkload, Stream
 
@@ -426,20 +432,35 @@ def _band(values: list[float], unit: str, qualifiers: list[str]) -> tuple[float,
     return lo - tolerance(lo, unit), hi + tolerance(hi, unit)
 
 
-def evaluate(seed: int = 1, quick: bool = True) -> pl.DataFrame:
-    """Every claim of :data:`CLAIMS`: published value(s), the model's value, the tolerance band, whether
-    the model is within it, the claim's role and whether it is ``sensitive`` (it fails with the preset's
-    non-fitted capacities halved or doubled, or fails as built). A two-row claim (a range, or two sources
-    in conflict) spans both values; a bound is read as its row states it."""
+def evaluate(
+    seed: int = 1, quick: bool = True, uncertainty: int = 0, workers: int | None = 1
+) -> pl.DataFrame:
+    """Every claim of :data:`CLAIMS`: published value(s) (``published`` as a reader writes them,
+    ``published_low`` and ``published_high`` the least and greatest as numbers), the model's value, the
+    tolerance band, whether the model is within it, the claim's role and whether it is ``sensitive`` (it
+    fails with the preset's non-fitted capacities halved or doubled, or fails as built). A two-row claim (a
+    range, or two sources in conflict) spans both values; a bound is read as its row states it.
+
+    ``uncertainty``: with ``n > 0``, each claim's model also runs over ``n`` draws of the uncertain
+    parameters it reads (at ``seed``: common random numbers) and at seeds ``seed + 1`` and ``seed + 2``
+    for its noise, and the table gains the calibration's uncertainty columns (``median``, ``low80``,
+    ``high80``, ``low95``, ``high95``, ``draws``, ``drivers``, ``halving_shift``;
+    :mod:`storagelab.uncertainty.propagation`). The runs beyond the nominal ones go to a local Dask cluster
+    of ``workers`` processes (``None``: one per core; 1: here)."""
+    if isinstance(uncertainty, bool) or not isinstance(uncertainty, int) or uncertainty < 0:
+        raise ValueError(f"uncertainty must be a whole number of draws >= 0, got {uncertainty!r}")
     table = rows()
     out = []
     model_cache: dict[tuple[int, float], float] = {}
+    recorded: dict[int, dict] = {}
 
     def model(c: EnvelopeClaim, factor: float) -> float:
         key = (id(c.measure), factor)
         if key not in model_cache:
-            with capacity_scale(factor):
+            with capacity_scale(factor), recording_uncertain() as found:
                 model_cache[key] = c.measure(seed, quick)
+            if factor == 1.0:
+                recorded[id(c.measure)] = dict(found)
         return model_cache[key]
 
     for c in CLAIMS:
@@ -456,10 +477,87 @@ def evaluate(seed: int = 1, quick: bool = True) -> pl.DataFrame:
             "claim": c.claim, "statement": c.statement or c.claim, "family": c.family, "rows": ", ".join(c.rows),
             "preset": c.preset,
             "reading": reading, "published": " to ".join(_number(v) for v in sorted(set(values))), "unit": unit,
+            "published_low": min(values), "published_high": max(values),
             "model": value, "low": low, "high": high, "within": within, "role": c.role, "sensitive": sensitive,
             "source": rs[0]["source_file"], "build": c.build, "why": c.why,
         })  # fmt: skip
-    return pl.DataFrame(out)
+    frame = pl.DataFrame(out)
+    if not uncertainty:
+        return frame
+    extra = _uncertainty(seed, quick, uncertainty, workers, recorded, model_cache)
+    return pl.concat([frame, pl.DataFrame(extra, schema=_UNCERTAINTY_SCHEMA)], how="horizontal")
+
+
+#: The uncertainty columns of :func:`evaluate` (the calibration's, less ``left_out_of_fit``: no envelope
+#: claim is ever fitted on).
+_UNCERTAINTY_SCHEMA = {k: v for k, v in UNCERTAINTY_SCHEMA.items() if k != "left_out_of_fit"}
+#: The seeds beyond ``seed`` that measure an envelope claim's simulation noise.
+NOISE_SEEDS = 2
+
+
+def _uncertainty(
+    seed: int,
+    quick: bool,
+    n: int,
+    workers: int | None,
+    recorded: dict[int, dict],
+    nominal: dict[tuple[int, float], float],
+) -> list[dict]:
+    """Per claim of :data:`CLAIMS`, its uncertainty columns: one design per distinct model (claims that
+    share a model share its draws), its runs at ``seed`` over the draws and at the noise seeds."""
+    first: dict[int, int] = {}
+    for i, c in enumerate(CLAIMS):
+        first.setdefault(id(c.measure), i)
+    designs = {
+        m: sobol_design(recorded[m], n, scenario_seed(seed, "envelope", CLAIMS[i].claim))
+        for m, i in first.items()
+    }
+    tasks: list[tuple[int, int, dict | None]] = []  # (claim index, seed, draw)
+    for m, i in first.items():
+        tasks += [(i, seed + k, None) for k in range(1, NOISE_SEEDS + 1)]
+        if designs[m].keys:
+            tasks += [(i, seed, d) for d in designs[m].draws]
+    values = _run(tasks, quick, workers)
+    results: dict[int, dict] = {}
+    for m, i in first.items():
+        mine = [v for (j, _, _), v in zip(tasks, values, strict=True) if j == i]
+        reps = [nominal[(m, 1.0)], *mine[:NOISE_SEEDS]]
+        draws = mine[NOISE_SEEDS:]
+        design = designs[m]
+        if not design.keys:
+            iv = interval([reps[0]], reps, reps[0])
+            results[m] = {**iv.as_row(), "draws": 0, "drivers": "", "halving_shift": math.nan}
+        else:
+            iv = interval(draws, reps, reps[0])
+            results[m] = {
+                **iv.as_row(), "drivers": drivers(design, draws), "halving_shift": stability(draws, reps, reps[0]),
+            }  # fmt: skip
+    return [results[id(c.measure)] for c in CLAIMS]
+
+
+def _one(i: int, seed: int, quick: bool, draw: dict | None) -> float:
+    """Claim ``i``'s model at ``seed`` (with ``draw``, its presets' parameters drawn); NaN if it raises
+    (a failed draw is counted out of ``draws``, never dropped silently)."""
+    try:
+        with parameter_draw(draw) if draw else nullcontext():
+            return float(CLAIMS[i].measure(seed, quick))
+    except Exception as exc:  # a draw the model cannot run: reported by the draws count
+        warnings.warn(f"envelope claim {CLAIMS[i].claim!r}, seed {seed} failed: {exc!r}", stacklevel=2)
+        return math.nan
+
+
+def _run(tasks: list[tuple[int, int, dict | None]], quick: bool, workers: int | None) -> list[float]:
+    """Each task's value, here (one worker) or on a local Dask cluster, in the tasks' order."""
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n == 1 or len(tasks) <= 1:
+        return [_one(i, s, quick, d) for i, s, d in tasks]
+    from distributed import Client
+
+    from storagelab.dask_cluster import local_cluster
+
+    with local_cluster(min(n, len(tasks))) as cluster, Client(cluster) as client:
+        futures = [client.submit(_one, i, s, quick, d, pure=False) for i, s, d in tasks]
+        return [float(f.result()) for f in futures]
 
 
 def statements(table: pl.DataFrame) -> pl.DataFrame:
