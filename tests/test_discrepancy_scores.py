@@ -229,12 +229,13 @@ def test_coverage_counts_bounds_as_stated():
         with_bounds(cal_row("a", "pair", 10.0, 10.0, point="pair-1"), 9.0, 11.0),
         with_bounds(cal_row("a", "pair", 10.0, 10.0, point="pair-2"), 11.0, 12.0),
         with_bounds(cal_row("a", "nan", 10.0, 10.0), math.nan, math.nan),
+        with_bounds(cal_row("a", "least-nan", 10.0, 10.0, comparison="at-least"), math.nan, math.nan),
         with_bounds(cal_row("a", "derived", 10.0, 10.0, role="derived"), 9.0, 11.0),
     ]
     assert covered(rows) == {
         "band-touch": True, "band-miss": False, "band-inside": True, "band-above": False,
         "least-met": True, "least-miss": False, "most-met": True, "most-miss": False,
-        "over-met": True, "over-miss": False, "pair": False, "nan": False,
+        "over-met": True, "over-miss": False, "pair": False, "nan": False, "least-nan": False,
     }  # fmt: skip
 
 
@@ -327,3 +328,16 @@ def test_the_interval_chart_builds_and_names_its_fields():
     assert {"label", "low80_pct", "high80_pct", "low95_pct", "high95_pct", "median_pct", "published_low_pct",
             "published_high_pct", "scope", "covered80"} <= fields  # fmt: skip
     assert vlc.vegalite_to_svg(spec, vl_version="5.8").startswith("<svg")
+
+
+def test_a_claims_error_is_its_worst_points_and_a_failed_point_is_infinitely_wrong():
+    cal = frame([
+        with_bounds(cal_row("a", "pair", 10.0, 10.0, point="pair-1"), 9.0, 11.0),
+        with_bounds(cal_row("a", "pair", 10.0, 20.0, point="pair-2"), 18.0, 22.0),
+        with_bounds(cal_row("a", "failed", 10.0, math.nan), 9.0, 11.0),
+    ])  # fmt: skip
+    env = frame([with_bounds(env_row("e", 100.0, 100.0), 90.0, 110.0)])
+    per_claim = s.claims(cal, env).filter(pl.col("scope") == "in study")
+    assert dict(zip(per_claim["claim"], per_claim["error"], strict=True)) == {
+        "pair": pytest.approx(math.log(2)), "failed": math.inf,
+    }  # fmt: skip
