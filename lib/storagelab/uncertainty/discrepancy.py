@@ -1,9 +1,10 @@
 """The model's discrepancy from reality, learned out of sample, added to each claim's interval (issue 68,
 item 5).
 
-Kennedy and O'Hagan (2001, "Bayesian calibration of computer models", J. R. Stat. Soc. B 63(3), section 2.1)
-write an observation as the computer model at the true parameters plus a *model inadequacy* term plus
-observation error. Here, on the log scale (every quantity a claim reads is positive, and the model's errors
+Kennedy and O'Hagan (2001, "Bayesian calibration of computer models", J. R. Stat. Soc. B 63(3)) name
+*model inadequacy* among the sources of uncertainty (section 2.1) and write an observation as the computer
+model at the true parameters, scaled by rho, plus a discrepancy function plus observation error (section
+4). Here, with rho = 1, on the log scale (every quantity a claim reads is positive, and the model's errors
 are relative: a latency 30 % low, an IOPS figure twice too high),
 
     ln(published) = ln(model's predictive value) + delta,
@@ -22,14 +23,16 @@ residuals only (:func:`study_bands`, leave one study out), so a study is never s
 claims trained; the envelope (out-of-study) claims use a band learned on every in-study residual
 (:func:`pooled_band`) and never train it.
 
-**Method: a Student-t on the residuals, not split-conformal quantiles.** The choice, for about 30 claims
-over 5 studies (some 20-25 claims train a left-out study's band):
+**Method: a Student-t on the residuals, not split-conformal quantiles.** The choice, for a few dozen
+claims over 5 studies (the issue counts about 30; the quick table of today has 47 informative two-sided
+claims, and leaving a study out keeps 26 to 45 of them):
 
 - Split-conformal quantiles (Vovk, Gammerman and Shafer 2005; Lei et al. 2018, JASA 113, section 2.2) are
-  exact in finite samples but coarse at this size: the two-sided 95 % bound is the
-  ``ceil((n + 1) 0.975)``-th order statistic of ``n`` residuals, which does not exist below n = 39 (the
-  interval is infinite), and above it is the single largest residual, which moves with one claim. The 80 %
-  bound would rest on two or three residuals in each tail.
+  exact in finite samples but coarse at this size: with a quantile per tail (the discrepancy need not be
+  symmetric), the 95 % upper bound is the ``ceil((n + 1) 0.975)``-th smallest of ``n`` residuals, which
+  does not exist below n = 39 (the interval is infinite) and is the largest residual up to n = 78; on
+  |r| (symmetric) it needs n >= 19 and is the largest |r| up to n = 38. Either way the 95 % bound is one
+  claim's residual, and moves with it; the 80 % bound rests on a few residuals in each tail.
 - A conformal interval is built on the residuals themselves, which already contain each claim's
   parameter and noise spread; adding it to a claim's own predictive interval (as item 5 asks) would count
   that spread twice, and using it instead would give every claim the same width whatever its parameters.
@@ -39,7 +42,7 @@ over 5 studies (some 20-25 claims train a left-out study's band):
   (a random-effects fit as in a meta-analysis). With ``tau`` estimated from ``n`` claims, the predictive
   distribution of a new claim's discrepancy is a Student-t with ``n`` degrees of freedom and scale
   ``tau``: exactly so when the ``s_i`` are 0 (a normal with known centre and unknown variance under the
-  Jeffreys prior; Gelman et al., "Bayesian Data Analysis", 3rd ed., section 3.2), approximately
+  prior p(sigma^2) ~ 1 / sigma^2; Gelman et al., "Bayesian Data Analysis", 3rd ed., section 2.6), approximately
   otherwise. Its tails widen by themselves when few claims train it (t_20 at 0.975: 2.09 against the
   normal's 1.96; t_5: 2.57).
 - Its cost is an assumption of shape: symmetric, bell-shaped log errors. A skewed or two-humped
@@ -134,20 +137,13 @@ class Band:
         return math.exp(self.ppf(0.5 + level / 2))
 
     def describe(self) -> str:
-        """In words, e.g. ``tau 0.31 (80 %: x/1.50), t with 22 claims' freedom, from ds5020, vsan``."""
+        """In words, e.g. ``tau 0.251 (80 %: x/1.39, 95 %: x/1.66), t with 42 degrees of freedom, from 74
+        points of ds5020, nexgen, vplex, vsan``."""
         return (
             f"tau {self.scale:.3g} (80 %: x/{self.factor(0.80):.3g}, 95 %: x/{self.factor(0.95):.3g}), "
             f"t with {self.claims:.3g} degrees of freedom, from {self.points} points of "
             f"{', '.join(self.studies)}"
         )
-
-
-def log_spread(low80: float, high80: float) -> float:
-    """A prediction's own spread on the log scale, as a normal's sigma: ln(high80 / low80) / (2 Z80)
-    (dimensionless; NaN when a bound is not positive)."""
-    if not (low80 > 0 and high80 > 0):
-        return math.nan
-    return math.log(high80 / low80) / (2 * Z80)
 
 
 def _col(frame: pl.DataFrame, name: str, default: object) -> pl.Expr:
@@ -157,7 +153,7 @@ def _col(frame: pl.DataFrame, name: str, default: object) -> pl.Expr:
 def residuals(calibration: pl.DataFrame) -> pl.DataFrame:
     """The informative in-study points' residuals (module docstring): columns ``study``, ``claim``,
     ``point``, ``residual`` (ln(published middle / median), dimensionless), ``spread`` (the point's own
-    log-spread, :func:`log_spread`) and ``weight`` (1 / the claim's informative points). A point whose
+    log-spread as a normal's sigma, ln(high80 / low80) / (2 Z80), dimensionless) and ``weight`` (1 / the claim's informative points). A point whose
     median, 80 % bounds or published band are not positive is left out (it has no log)."""
     role_ok = (pl.col("role") == "predicted") | (
         (pl.col("role") == "fitted") & _col(calibration, "left_out_of_fit", False).fill_null(False)
@@ -208,7 +204,7 @@ def fit_band(res: pl.DataFrame) -> Band:
     else:
         found = optimize.minimize_scalar(
             negative_log_likelihood, bounds=(0.0, top), method="bounded", options={"xatol": 1e-10}
-        )
+        )  # xatol: tau to 1e-10 in log units, far below any width that shows in a bound
         tau = float(found.x)
         if negative_log_likelihood(0.0) <= negative_log_likelihood(tau):
             tau = 0.0  # the bounded search never evaluates the end; the model's spread explains it all
@@ -250,6 +246,7 @@ def _convolved_quantile(logs: np.ndarray, band: Band, p: float) -> float:
     lo, hi = float(logs.min()) + q, float(logs.max()) + q  # F(lo) <= p <= F(hi): every term is below / above
     if hi - lo < 1e-12:
         return lo
+    # xtol: the log bound to 1e-12 (a relative 1e-12 in the bound), far below the rebuilt sample's error
     return float(optimize.brentq(lambda x: float(band.cdf(x - logs).mean()) - p, lo, hi, xtol=1e-12))
 
 
