@@ -240,7 +240,8 @@ def interval_chart(
     interval a thin rule, the 80 % a thick one, the median a dot, coloured in study / out of study; the
     published band a grey bar, its reference a grey dashed line at 100 %; the marker's shape says whether
     the 80 % interval covers it. ``discrepancy``: the intervals with discrepancy (else the model's own).
-    Values are in each point's ``unit`` in the tooltip."""
+    Values are in each point's ``unit`` in the tooltip. A point with no interval (NaN: nothing on the log
+    scale) is left out of the chart; it stays in :func:`scores`, as not covered."""
     kind = "with discrepancy" if discrepancy else "raw"
     low80, high80, low95, high95 = BOUNDS[kind]
     tag = "disc" if discrepancy else "raw"
@@ -281,10 +282,12 @@ def interval_chart(
     data = chart_data(df.select(*CHART_FIELDS, *([CLIPPED] if CLIPPED in df.columns else [])))
     y = alt.Y("label:N", sort=None, title=None)
     x_title = f"% of the published value (intervals {kind}; log scale)"
+    # the first two colours of Vega's category10, which the house charts use for their first two groups
     color = alt.Color(
         "scope:N", title=None, scale=alt.Scale(domain=list(SCOPES), range=["#1f77b4", "#ff7f0e"])
     )
     base = alt.Chart(data)
+    # light grey (category20's 15th colour) behind the intervals, 10 px: half the default 20 px row
     published = base.mark_bar(color="#c7c7c7", height=10).encode(
         y=y,
         x=alt.X("published_low_pct:Q", title=x_title, scale=alt.Scale(type="log")),
