@@ -68,35 +68,50 @@ def studies_with_residuals(residuals: dict[str, np.ndarray], sigma: float = 0.0)
 # --- the band ------------------------------------------------------------------------------------------
 
 
+def band_of(offsets: np.ndarray) -> d.Band:
+    """A band of the given |delta| values, each with weight 1."""
+    return d.Band(tuple(float(o) for o in offsets), (1.0,) * len(offsets), ("a",))
+
+
 def test_a_known_residual_distribution_gives_its_band():
-    """Residuals of known spread 0.3 with no model spread: tau is their root mean square (the t's scale),
-    the t has one degree of freedom per claim, and the band's 80 % factor is exp(tau t_n(0.9))."""
-    r = 0.3 * normal_scores(40)
-    band = d.pooled_band(studies_with_residuals({"a": r[:20], "b": r[20:]}))
-    assert band.scale == pytest.approx(math.sqrt(np.mean(r**2)), rel=1e-9)
-    assert band.scale == pytest.approx(0.3, rel=0.05)
-    assert band.claims == 40 and band.points == 40 and band.studies == ("a", "b")
-    assert band.factor(0.80) == pytest.approx(math.exp(band.scale * stats.t.ppf(0.90, 40)), rel=1e-9)
-    assert band.factor(0.95) == pytest.approx(math.exp(band.scale * stats.t.ppf(0.975, 40)), rel=1e-9)
+    """Residuals with no model spread: the band is the residuals taken with either sign, and its quantiles
+    are their weighted order statistics (three residuals exactly; 400 normal ones of spread 0.3 give a
+    normal's bounds)."""
+    small = d.pooled_band(studies_with_residuals({"a": np.array([0.1]), "b": np.array([-0.2, 0.4])}))
+    assert sorted(small.support()[0]) == pytest.approx([-0.4, -0.2, -0.1, 0.1, 0.2, 0.4])
+    assert small.claims == 3 and small.points == 3 and small.studies == ("a", "b")
+    assert small.ppf(0.5) == pytest.approx(0.0)  # between -0.1 and 0.1
+    assert small.ppf(0.75) == pytest.approx(0.2)
+    assert small.factor(0.80) == pytest.approx(math.exp(0.4))
+    r = 0.3 * normal_scores(400)
+    band = d.pooled_band(studies_with_residuals({"a": r[:200], "b": r[200:]}))
+    assert band.ppf(0.90) == pytest.approx(0.3 * stats.norm.ppf(0.90), rel=0.02)
+    assert band.ppf(0.975) == pytest.approx(0.3 * stats.norm.ppf(0.975), rel=0.02)
+    assert band.scale == pytest.approx(0.3, rel=0.01)
 
 
 def test_the_band_is_what_the_models_own_spread_misses():
-    """Residuals of spread sqrt(tau^2 + s^2) from claims whose own log-spread is s: tau is recovered (the
-    model's spread is not counted twice); with s as large as the residuals, tau is 0."""
+    """Residuals of spread sqrt(tau^2 + s^2) from claims whose own log-spread is s: the interval with
+    discrepancy of such a claim is about the residuals' own (not wider by s counted twice: 2 % wider at
+    80 %, 9 % at 95 %, never narrower); with s as large as the residuals, the band is nothing."""
     tau, spread = 0.3, 0.2
-    r = math.hypot(tau, spread) * normal_scores(400)
+    total = math.hypot(tau, spread)
+    r = total * normal_scores(400)
     band = d.pooled_band(studies_with_residuals({"a": r[::2], "b": r[1::2]}, sigma=spread))
-    assert band.scale == pytest.approx(tau, rel=0.02)
-    explained = d.pooled_band(studies_with_residuals({"a": 0.1 * normal_scores(50)}, sigma=0.2))
-    assert explained.scale == 0.0
-    assert explained.factor(0.8) == 1.0
+    got = d.predictive_interval(band, list(quantiles(1.0, spread).values()))
+    for name, p in d.PREDICTIVE:
+        ratio = math.log(got[name]) / (total * stats.norm.ppf(p))  # 1: the residuals' own bound
+        assert 1.0 <= ratio <= 1.10, name
+    explained = d.pooled_band(studies_with_residuals({"a": 0.05 * normal_scores(50)}, sigma=0.2))  # all < 0.2
+    assert explained.scale == 0.0 and explained.factor(0.8) == 1.0
 
 
-def test_few_claims_widen_the_tails():
-    """The same tau from 3 claims gives a wider 95 % band than from 300 (the t's degrees of freedom)."""
-    few, many = d.Band(0.3, 3, 3, ("a",)), d.Band(0.3, 300, 300, ("a",))
-    assert few.factor(0.95) > many.factor(0.95) * 1.2
-    assert many.factor(0.95) == pytest.approx(math.exp(0.3 * 1.96), rel=0.01)
+def test_the_band_goes_no_further_than_the_worst_claim():
+    """With fewer than 20 claims, the 95 % band is the largest residual, and nothing lies beyond it."""
+    r = np.array([0.05, -0.1, 0.2, -0.3, 0.5, 0.02, -0.04, 0.15, -0.6, 0.08])
+    band = d.pooled_band(studies_with_residuals({"a": r}))
+    assert band.factor(0.95) == pytest.approx(math.exp(0.6))
+    assert band.factor(0.9999) == pytest.approx(math.exp(0.6))
 
 
 def test_a_claim_with_several_points_trains_the_band_once():
@@ -109,7 +124,8 @@ def test_a_claim_with_several_points_trains_the_band_once():
     ])  # fmt: skip
     b1, b5 = d.pooled_band(once), d.pooled_band(repeated)
     assert b5.claims == pytest.approx(10.0) and b5.points == 14
-    assert b5.scale == pytest.approx(b1.scale, rel=1e-9)
+    for p in (0.025, 0.1, 0.25, 0.75, 0.9, 0.975):
+        assert b5.ppf(p) == pytest.approx(b1.ppf(p)), p
 
 
 def test_only_informative_two_sided_points_train_the_band():
@@ -137,19 +153,17 @@ def test_leave_one_study_out_really_leaves_the_study_out():
     cal = studies_with_residuals({"a": calm, "b": calm, "bad": np.full(6, math.log(20.0))})
     bands = d.study_bands(cal)
     assert bands["bad"].studies == ("a", "b")
-    assert bands["bad"].scale == pytest.approx(
-        d.fit_band(d.residuals(cal).filter(pl.col("study") != "bad")).scale
-    )
-    assert bands["bad"].scale < 0.15
-    assert bands["a"].scale > 1.0 and "bad" in bands["a"].studies and "a" not in bands["a"].studies
+    assert bands["bad"].offsets == d.fit_band(d.residuals(cal).filter(pl.col("study") != "bad")).offsets
+    assert bands["bad"].factor(0.95) < 1.2
+    assert bands["a"].factor(0.80) > 10 and "bad" in bands["a"].studies and "a" not in bands["a"].studies
     assert d.pooled_band(cal).studies == ("a", "b", "bad")
     # the intervals with discrepancy of the bad study's points use its own (narrow) band
     out = d.calibration_with_discrepancy(cal)
     bad = out.filter(pl.col("study") == "bad").row(0, named=True)
-    assert bad["pred_high80"] / bad["median"] == pytest.approx(bands["bad"].factor(0.8), rel=1e-6)
-    assert bad["discrepancy_scale"] == pytest.approx(bands["bad"].scale)
+    assert bad["pred_high80"] / bad["median"] == pytest.approx(bands["bad"].factor(0.8), rel=1e-9)
+    assert bad["discrepancy_factor80"] == pytest.approx(bands["bad"].factor(0.8))
     a = out.filter(pl.col("study") == "a").row(0, named=True)
-    assert a["pred_high80"] / a["median"] > 3.0
+    assert a["pred_high80"] / a["median"] > 10
 
 
 # --- the convolution -----------------------------------------------------------------------------------
@@ -157,31 +171,28 @@ def test_leave_one_study_out_really_leaves_the_study_out():
 
 @pytest.mark.parametrize("tau", [0.001, 0.05, 0.3])
 def test_the_interval_with_discrepancy_convolves_on_the_log_scale(tau):
-    """A log-normal prediction (log sigma 0.3) plus a normal discrepancy (a t with very many degrees of
-    freedom) is log-normal with sigma sqrt(0.3^2 + tau^2): the bounds rebuilt from the five quantiles,
-    and from a raw sample, match it."""
-    band = d.Band(tau, 1e7, 1, ("a",))
+    """A log-normal prediction (log sigma 0.3) plus a band of normal residuals (spread tau) is log-normal
+    with sigma sqrt(0.3^2 + tau^2): the bounds rebuilt from the five quantiles, and from a raw sample,
+    match it."""
+    band = band_of(np.abs(tau * normal_scores(1000)))
     q = list(quantiles(10.0, 0.3).values())
     want = {name: 10.0 * math.exp(math.hypot(0.3, tau) * stats.norm.ppf(p)) for name, p in d.PREDICTIVE}
     got = d.predictive_interval(band, q)
-    sample = 10.0 * np.exp(0.3 * normal_scores(4000))
-    from_sample = d.predictive_interval(band, sample=sample)
+    from_sample = d.predictive_interval(band, sample=10.0 * np.exp(0.3 * normal_scores(1000)))
     for name in want:
-        assert got[name] == pytest.approx(want[name], rel=1e-3)
-        assert from_sample[name] == pytest.approx(want[name], rel=2e-3)
+        assert got[name] == pytest.approx(want[name], rel=3e-3)
+        assert from_sample[name] == pytest.approx(want[name], rel=3e-3)
 
 
 def test_no_discrepancy_leaves_the_models_interval_and_no_log_gives_none():
     q = [1.0, 2.0, 3.0, 5.0, 9.0]
-    got = d.predictive_interval(d.Band(0.0, 10, 10, ("a",)), q)
+    got = d.predictive_interval(band_of(np.zeros(3)), q)
     assert got == {"pred_low80": 2.0, "pred_high80": 5.0, "pred_low95": 1.0, "pred_high95": 9.0}
-    wide = d.predictive_interval(d.Band(0.2, 10, 10, ("a",)), q)
+    wide = d.predictive_interval(band_of(np.array([0.2])), q)
     assert wide["pred_low80"] < 2.0 and wide["pred_high80"] > 5.0
+    assert all(math.isnan(v) for v in d.predictive_interval(band_of(np.array([0.2])), [0.0, *q[1:]]).values())
     assert all(
-        math.isnan(v) for v in d.predictive_interval(d.Band(0.2, 10, 10, ("a",)), [0.0, *q[1:]]).values()
-    )
-    assert all(
-        math.isnan(v) for v in d.predictive_interval(d.Band(0.2, 10, 10, ("a",)), sample=[1.0, -1.0]).values()
+        math.isnan(v) for v in d.predictive_interval(band_of(np.array([0.2])), sample=[1.0, -1.0]).values()
     )
 
 
