@@ -56,6 +56,7 @@ from functools import partial
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from storagelab.architectures.parameters import ParamSet
 from storagelab.kernel import Exponential, FixedSampler, OpenSource, Station
@@ -83,6 +84,18 @@ PARAMS: dict[str, Param] = {
                           uncertainty=Uniform(300.0, 700.0)),
 }  # fmt: skip
 
+#: The same station with its parameters all but known (each within +/- 1 %, two servers): the simulation
+#: noise, not the parameters, makes the interval, so this system checks the propagation's noise term.
+NARROW_PARAMS: dict[str, Param] = {
+    "service_time": Param(0.7, "ms", "assumption", _WHY + "; all but known", uncertainty=LogUniform(0.693, 0.707)),
+    "servers": Param(2, "count", "assumption", _WHY + "; known", uncertainty=Choice((2,))),
+    "arrival_rate": Param(500.0, "IOPS", "assumption", _WHY + "; all but known", uncertainty=Uniform(495.0, 505.0)),
+}  # fmt: skip
+
+#: The systems the check can run, by name: ``spread`` (:data:`PARAMS`, the default) and ``noise``
+#: (:data:`NARROW_PARAMS`).
+SYSTEMS: dict[str, dict[str, Param]] = {"spread": PARAMS, "noise": NARROW_PARAMS}
+
 #: The outputs scored: (summary column, what it is).
 OUTPUTS: tuple[tuple[str, str], ...] = (("mean_ms", "mean latency, ms"), ("iops", "throughput, IOPS"))
 
@@ -109,10 +122,12 @@ def _build(params: Mapping[str, Param] | None = None) -> tuple[Station, OpenSour
     return station, source
 
 
-def run_once(seed: int, duration: float, warmup: float) -> dict[str, float]:
-    """One run of the station as the current parameter draw makes it: each of :data:`OUTPUTS` (NaN if
-    no IO completed in the measured window)."""
-    station, source = _build()
+def run_once(
+    seed: int, duration: float, warmup: float, params: Mapping[str, Param] | None = None
+) -> dict[str, float]:
+    """One run of the station built from ``params`` (default :data:`PARAMS`) as the current parameter
+    draw makes it: each of :data:`OUTPUTS` (NaN if no IO completed in the measured window)."""
+    station, source = _build(params)
     result = simulate(station, [source], duration=duration, warmup=warmup, seed=seed, progress=False)
     row = result.summary().filter(pl.col("class") == "io")
     out = {}
@@ -122,11 +137,12 @@ def run_once(seed: int, duration: float, warmup: float) -> dict[str, float]:
     return out
 
 
-def uncertain() -> dict[Key, Param]:
-    """The uncertain parameters the station reads, discovered as the calibration discovers a scenario's
-    (built inside :func:`~storagelab.provenance.recording_uncertain`)."""
+def uncertain(params: Mapping[str, Param] | None = None) -> dict[Key, Param]:
+    """The uncertain parameters the station built from ``params`` (default :data:`PARAMS`) reads,
+    discovered as the calibration discovers a scenario's (built inside
+    :func:`~storagelab.provenance.recording_uncertain`)."""
     with recording_uncertain() as recorded:
-        _build()
+        _build(params)
     return dict(recorded)
 
 
@@ -156,30 +172,63 @@ class Truth:
 
 
 def one_truth(
-    i: int, *, seed: int = 1, draws: int = 16, replications: int = 3, duration: float = 1.0, warmup: float = 0.2
+    i: int,
+    *,
+    seed: int = 1,
+    draws: int = 16,
+    replications: int = 3,
+    duration: float = 1.0,
+    warmup: float = 0.2,
+    params: Mapping[str, Param] | None = None,
 ) -> Truth:
-    """Truth ``i``: the reality's run and the prediction's runs (module docstring, steps 1 and 2)."""
-    recorded = uncertain()
+    """Truth ``i`` of the station built from ``params`` (default :data:`PARAMS`): the reality's run and
+    the prediction's runs (module docstring, steps 1 and 2)."""
+    recorded = uncertain(params)
     truth = true_parameters(seed, i, recorded)
     base = seed * 1_000_003 + _SEED_BLOCK * i
     if replications + 1 > _SEED_BLOCK:
         raise ValueError(f"at most {_SEED_BLOCK - 1} replications per truth, got {replications}")
     with parameter_draw(truth):
-        published = run_once(base, duration, warmup)
+        published = run_once(base, duration, warmup, params)
     common = base + 1
     design = sobol_design(recorded, draws, scenario_seed(seed, "calibration_coverage", f"truth {i}"))
     drawn = []
     for values in design.draws:
         with parameter_draw(values):
-            drawn.append(run_once(common, duration, warmup))
-    reps = tuple(run_once(common + k, duration, warmup) for k in range(replications))
+            drawn.append(run_once(common, duration, warmup, params))
+    reps = tuple(run_once(common + k, duration, warmup, params) for k in range(replications))
     return Truth(i, truth, published, tuple(drawn), reps)
+
+
+#: Quantile levels at which :func:`adjusted_interval` evaluates its Student-t noise (midpoints of 200
+#: equal slices: finer than the 0.025 and 0.975 bounds need).
+_T_LEVELS = (np.arange(200) + 0.5) / 200
+
+
+def adjusted_interval(
+    draws: Sequence[float], replications: Sequence[float]
+) -> tuple[float, float, float, float]:
+    """A diagnostic, not the calibration's method: the 80 % and 95 % bounds ``(low80, high80, low95,
+    high95)`` with the noise term of a prediction for a new run. The draws are moved by ``mean(r) - r[0]``
+    (the draws share the first replication's seed, so they carry its noise, which the propagation leaves
+    in), and the noise added is the Student-t predictive of one new run from ``n`` replications,
+    ``s sqrt(1 + 1/n) t(n - 1)``, evaluated at :data:`_T_LEVELS`, instead of the replications' ``n``
+    deviations from their mean (whose spread is ``sqrt((n - 1) / n)`` of the noise's, and whose range
+    covers a new run ``(n - 1) / (n + 1)`` of the time: 50 % for 3). Needs every run finite."""
+    d = np.asarray(draws, dtype=float)
+    r = np.asarray(replications, dtype=float)
+    n = r.size
+    noise = r.std(ddof=1) * math.sqrt(1 + 1 / n) * stats.t.ppf(_T_LEVELS, n - 1)
+    sample = ((d + r.mean() - r[0])[:, None] + noise[None, :]).ravel()
+    low80, high80, low95, high95 = np.quantile(sample, [0.10, 0.90, 0.025, 0.975])
+    return float(low80), float(high80), float(low95), float(high95)
 
 
 def score(truths: Sequence[Truth]) -> pl.DataFrame:
     """One row per truth and output: the published value, the interval's bounds, whether the 80 % and
-    95 % intervals cover it, the share of the predictive sample below it (``pit``), and the 80 % coverage
-    of the two ablations (draws without the noise term; the declared values alone)."""
+    95 % intervals cover it, the share of the predictive sample below it (``pit``), the 80 % coverage
+    of the two ablations (draws without the noise term; the declared values alone), and whether the
+    :func:`adjusted_interval` diagnostic's 80 % and 95 % intervals cover it."""
     rows = []
     for t in truths:
         for name, _ in OUTPUTS:
@@ -190,6 +239,7 @@ def score(truths: Sequence[Truth]) -> pl.DataFrame:
             no_noise = interval(d, [])
             nominal = interval([r[0]], r)
             sample = predictive_sample(d, r)
+            adj = adjusted_interval(d, r)
             rows.append({
                 "truth": t.index, "output": name, "published": y,
                 **{f"{k[1]}": v for k, v in sorted(t.parameters.items())},
@@ -200,8 +250,14 @@ def score(truths: Sequence[Truth]) -> pl.DataFrame:
                 "pit": float(np.mean(sample < y)) if sample.size else math.nan,
                 "no_noise_in80": no_noise.low80 <= y <= no_noise.high80,
                 "nominal_in80": nominal.low80 <= y <= nominal.high80,
+                "adjusted_in80": adj[0] <= y <= adj[1], "adjusted_in95": adj[2] <= y <= adj[3],
             })  # fmt: skip
     return pl.DataFrame(rows)
+
+
+def _percent(frame: pl.DataFrame, column: str) -> float:
+    """The share of true values in a boolean column, in per cent."""
+    return 100.0 * float(frame[column].mean())
 
 
 @dataclass(frozen=True)
@@ -231,12 +287,15 @@ def coverage(
     warmup: float = 0.2,
     seed: int = 1,
     workers: int = 1,
+    params: Mapping[str, Param] | None = None,
 ) -> CalibrationCoverage:
-    """``truths`` known-truth predictions (module docstring) of ``draws`` design points and
-    ``replications`` replications each, runs of ``duration`` simulated seconds with ``warmup`` discarded;
-    ``workers`` processes (the result does not depend on it)."""
+    """``truths`` known-truth predictions (module docstring) of the station built from ``params``
+    (default :data:`PARAMS`), ``draws`` design points and ``replications`` replications each, runs of
+    ``duration`` simulated seconds with ``warmup`` discarded; ``workers`` processes (the result does not
+    depend on it)."""
     started = time.perf_counter()
-    one = partial(one_truth, seed=seed, draws=draws, replications=replications, duration=duration, warmup=warmup)
+    one = partial(one_truth, seed=seed, draws=draws, replications=replications, duration=duration, warmup=warmup,
+                  params=params)  # fmt: skip
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             found = list(pool.map(one, range(truths)))
@@ -248,13 +307,14 @@ def coverage(
     rows = []
     for name, what in OUTPUTS:
         f = per_truth.filter(pl.col("output") == name)
-        pct = lambda col: 100.0 * float(f[col].mean())  # noqa: E731
+        pct = partial(_percent, f)
         rows.append({
             "output": name, "what": what, "truths": f.height,
             "coverage80_pct": pct("in80"), "band80_pct": f"{100 * band80[0]:.1f}-{100 * band80[1]:.1f}",
             "coverage95_pct": pct("in95"), "band95_pct": f"{100 * band95[0]:.1f}-{100 * band95[1]:.1f}",
             "below80_pct": pct("below80"), "above80_pct": pct("above80"),
             "no_noise80_pct": pct("no_noise_in80"), "nominal80_pct": pct("nominal_in80"),
+            "adjusted80_pct": pct("adjusted_in80"), "adjusted95_pct": pct("adjusted_in95"),
             "median_high_over_low80": float((f["high80"] / f["low80"]).median()),
         })  # fmt: skip
     return CalibrationCoverage(
@@ -271,17 +331,23 @@ def main(argv: Sequence[str] | None = None) -> CalibrationCoverage:
     )
     p.add_argument("--truths", type=int, default=200, help="truths drawn (default 200)")
     p.add_argument("--draws", type=int, default=16, help="design points per prediction (default 16)")
-    p.add_argument("--replications", type=int, default=3, help="replications at the declared values (default 3)")
+    p.add_argument(
+        "--replications", type=int, default=3, help="replications at the declared values (default 3)"
+    )
     p.add_argument("--duration", type=float, default=1.0, help="simulated seconds per run (default 1)")
     p.add_argument("--warmup", type=float, default=0.2, help="of which discarded (default 0.2)")
+    p.add_argument("--system", choices=sorted(SYSTEMS), default="spread",
+                   help="spread: parameters known to a range (default); noise: all but known")  # fmt: skip
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     a = p.parse_args(argv)
     result = coverage(truths=a.truths, draws=a.draws, replications=a.replications, duration=a.duration,
-                      warmup=a.warmup, seed=a.seed, workers=a.workers)  # fmt: skip
-    print(f"{a.truths} truths, {a.draws} draws + {a.replications} replications each, runs of {a.duration:g} s "
+                      warmup=a.warmup, seed=a.seed, workers=a.workers, params=SYSTEMS[a.system])  # fmt: skip
+    print(f"system {a.system}: {a.truths} truths, {a.draws} draws + {a.replications} replications each, runs of {a.duration:g} s "
           f"({a.warmup:g} s warm-up), seed {a.seed}")  # fmt: skip
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=1, tbl_hide_dataframe_shape=True):
+    with pl.Config(
+        tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=1, tbl_hide_dataframe_shape=True
+    ):
         print(result.table.drop("what"))
     verdict = "passes" if result.passed() else "misses"
     print(f"80 % coverage {verdict} {PASS_BAND[0]:g}-{PASS_BAND[1]:g} %; {result.runs} runs, wall time "
