@@ -98,7 +98,7 @@ PRESET = "known-truth M/M/c"
 
 _WHY = (
     "invented for the known-truth check of the calibration's intervals (issue 68 item 7): any range will "
-    "do whose draws keep the station below 70 % busy and whose spread is comparable to a short run's noise"
+    "do whose draws keep the station below 70 % busy"
 )
 
 #: The station's parameters and their stated distributions (module docstring).
@@ -131,6 +131,7 @@ PASS_BAND: tuple[float, float] = (75.0, 85.0)
 #: Simulation seeds per truth: the truth, then the replications (the first is the draws' common seed).
 _SEED_BLOCK = 8
 
+#: 4 KiB IOs over 1 GB: the station's exponential service time does not depend on them (only MB/s would).
 _SAMPLER = FixedSampler(size=4096, span=10**9)
 
 
