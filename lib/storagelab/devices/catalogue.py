@@ -16,6 +16,7 @@ from storagelab.devices.dram import DRAM
 from storagelab.devices.flash import SSD, NVMe
 from storagelab.devices.hdd import HDD, SeekSpec
 from storagelab.provenance import Param
+from storagelab.uncertainty.distributions import LogUniform, Triangular
 
 # fmt: off
 _DS5020 = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
@@ -46,7 +47,9 @@ _S3500_LAT = ("Intel SSD DC S3500 Series product specification, M.2 models (manu
 #: Write buffer of the SSD presets: not in the datasheets.
 _SSD_BUFFER = Param(16, "MiB", "assumption", "power-loss-protected DRAM write buffer of an enterprise SSD, of "
                     "order tens of MB; not in the datasheets. It only sets how long a write burst above the "
-                    "write IOPS is absorbed at the buffered latency")
+                    "write IOPS is absorbed at the buffered latency. Uncertainty: log-uniform on 4-64 MiB, a "
+                    "factor of four either way: what the drive's power-loss capacitors can flush is a few to "
+                    "tens of MB; no datasheet states it, so wide", uncertainty=LogUniform(4, 64))
 
 _IODRIVE2 = ("Fusion-io ioDrive2 specifications, 785 GB MLC model (announced October 2011; tabulated at "
              "qdpma.com/storage/SSD_Fusion.html)")
@@ -154,10 +157,14 @@ _SSDS: dict[str, dict[str, object]] = {
         read_bandwidth=Param(500, "MB/s", "assumption", "sequential read of the 800 GB S3500, 500 MB/s as recalled "
                              "from Intel's specification (not retrieved here; the SATA 6 Gb/s ceiling is about 550 "
                              "MB/s). It does not move the 4 KiB service time, which from_datasheet holds at "
-                             "parallelism / IOPS"),
+                             "parallelism / IOPS. Uncertainty: triangular on 445-550 MB/s, most likely 500: the SATA "
+                             "6 Gb/s link's payload ceiling (about 550 MB/s) bounds it above; the series' smaller "
+                             "models, as recalled, read at 445-500 MB/s", uncertainty=Triangular(445, 500, 550)),
         write_bandwidth=Param(450, "MB/s", "assumption", "sequential write of the 800 GB S3500, 450 MB/s as recalled "
                               "from Intel's specification (not retrieved here); as read_bandwidth, it does not move "
-                              "the 4 KiB service time"),
+                              "the 4 KiB service time. Uncertainty: triangular on 410-550 MB/s, most likely 450: the "
+                              "SATA link's ceiling above; the series' 480 GB model, as recalled, writes at 410 MB/s, "
+                              "and a larger model no slower", uncertainty=Triangular(410, 450, 550)),
         capacity=Param(800, "GB", "document", f"{_VSAN}: '16x 800GB Intel SSD DC S3500 Series'"),
     ),
 

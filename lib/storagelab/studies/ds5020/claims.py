@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import polars as pl
 
 from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
 from storagelab.kernel.simulation import SimulationResult
+from storagelab.provenance import Param
 from storagelab.studies.ds5020.preset import ds5020, ds5020_characterization
 from storagelab.studies.ds5020.workloads import (
     ORION_LARGE_PHASE,
@@ -22,7 +24,7 @@ from storagelab.studies.ds5020.workloads import (
     tile_workload,
 )
 from storagelab.studies.fits import fits_of
-from storagelab.workloads.application import combine
+from storagelab.workloads.application import ApplicationWorkload, combine
 from storagelab.workloads.catalogue import iometer_web_server
 
 STUDY = "ds5020"
@@ -241,7 +243,7 @@ def scenarios() -> list[Scenario]:
     def path_ratios(seed: int, quick: bool) -> dict[str, float]:
         web, cached = {}, {}
         for hp in (8, 4):
-            webs = combine("web", [iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)])
+            webs = _web_servers()
             web[hp] = _total(ds5020(hp).run(webs, seed=seed, **_times(quick)), "web")
             t = (
                 {"duration": 0.15, "warmup": 0.05} if quick else {"duration": 5.0, "warmup": 1.0}
@@ -272,6 +274,28 @@ def _cache_share(topo: Topology, res: SimulationResult) -> float:
     return 100 * (1 - misses / total) if total else math.nan
 
 
+def _web_servers() -> ApplicationWorkload:
+    """The four tiles' web servers alone, as :func:`scenarios`' 4-vs-8 host path run makes them."""
+    return combine("web", [iometer_web_server(f"web {t}", volume=f"web-{t}") for t in range(1, 5)])
+
+
+def parameter_sets() -> list[Mapping[str, Param]]:
+    """Every preset and workload parameter set this study's scenarios are built from: the DS5020 on 8 and
+    4 host paths, its characterization layout on 8 and 4, the tile mixes (Orion's small and large
+    points: their parameters differ), the characterization, the cache IOPS test and the web servers."""
+    return [
+        ds5020().params,
+        ds5020(4).params,
+        ds5020_characterization().params,
+        ds5020_characterization(4).params,
+        tile_workload(4).params,
+        tile_workload(4, ORION_MBPS).params,
+        characterization_workload().params,
+        cache_iops_workload().params,
+        _web_servers().params,
+    ]
+
+
 def fitted_on() -> dict[str, tuple[str, ...]]:
     """Fitted parameters of the DS5020 model and its workloads, and the points they were fitted on."""
-    return fits_of(ds5020().params, tile_workload(4).params, characterization_workload().params)
+    return fits_of(*parameter_sets())

@@ -36,6 +36,7 @@ from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Delay, Link, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param
+from storagelab.uncertainty.distributions import Choice, LogUniform, Uniform
 
 _DOC = "002_3dbf0d9df4c2366f.txt (ESG Lab, IBM DS5020)"
 _REDBOOK = "IBM Midrange System Storage Hardware Guide (SG24-7676-01, IBM Redbooks, 2010)"
@@ -121,19 +122,35 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                                     "and midrange arrays' target ports about half that (10 us); 2.5 us allows a port "
                                     "twice as fast. So "
                                     f"{HOST_PORT_OVERHEAD_RANGE_US[0]:g}-{HOST_PORT_OVERHEAD_RANGE_US[1]:g} us per IO, "
-                                    "5 us taken. Not fitted on Table 5's IOPS from cache", low=0, capacity="time"),
+                                    "5 us taken. Not fitted on Table 5's IOPS from cache. Uncertainty: log-uniform on "
+                                    "that range (a factor of two either way of the 8 Gb generation's figure, whose "
+                                    "geometric middle is 5 us)", low=0, capacity="time",
+                                    uncertainty=LogUniform(*HOST_PORT_OVERHEAD_RANGE_US)),
         "controllers": Param(2, "count", "document", f"{_DOC}, Figure 20: 'Number of controllers: 2'", high=8),
         "drive_channel_rate": Param(400, "MB/s", "datasheet", f"{_REDBOOK}, 3.5.1 DS5020 controller architecture: "
                                     "'4 Gbps drive channel'; 4 Gb FC (4.25 GBaud, 8b/10b) carries 400 MB/s of payload "
                                     "per direction", capacity="rate"),
         "drive_channels": Param(2, "count", "assumption", "drive-side FC ports per controller, each drive reached "
                                 "through one of them (the DS4700 architecture the DS5020 shares has two); not stated "
-                                "in the document", high=8),
+                                "in the document. Uncertainty: one of 1, 2 or 4 (weights 1, 3, 1): 2 as the DS4700 "
+                                f"architecture; {_REDBOOK} gives the DS5020 redundant 4 Gb drive loops, which may "
+                                "count as one usable channel per controller (1, if a drive is reached through one "
+                                "loop at a time) or, with each drive port of a loop pair carrying traffic, as "
+                                "four; nothing in the study decides it", high=8,
+                                uncertainty=Choice((1, 2, 4), (1, 3, 1))),
         "controller_bandwidth": Param(4, "GB/s", "assumption", f"{_DOC}, The Solution: 'up to 8 GB/s' internal "
-                                     "bandwidth (vendor claim), split evenly over the two controllers",
-                                     capacity="rate"),
+                                     "bandwidth (vendor claim), split evenly over the two controllers. Uncertainty: "
+                                     "uniform on 2-4 GB/s: the 'up to' bounds it above (4 GB/s per controller); a "
+                                     "vendor's peak internal bandwidth is commonly reached at half to all of its "
+                                     "figure in practice, and the study's 'three times the internal bandwidth of "
+                                     "the previous generation DS4700' gives no absolute figure; nothing bounds it "
+                                     "more tightly", capacity="rate", uncertainty=Uniform(2, 4)),
         "controller_overhead": Param(25, "us", "assumption", "per-IO controller processing of a 2009 midrange "
-                                     "controller (tens of microseconds); not stated", capacity="time"),
+                                     "controller (tens of microseconds); not stated. Uncertainty: log-uniform on "
+                                     "10-60 us (25,000 to 100,000 IOs per second per controller; geometric middle "
+                                     "about 25 us): 'tens of microseconds' is all the evidence says, so an order of "
+                                     "magnitude range; wide because it is thin", capacity="time",
+                                     uncertainty=LogUniform(10, 60)),
         "data_cache": Param(1709, "MB", "document", f"{_DOC}, Figure 20, Controller in Slot A: 'Data Cache "
                             "Total present: 1709 MB' (per controller)"),
         "cache_mirroring": Param(1, "count", "document", f"{_DOC}, Figure 20: 'Write cache with mirroring: "
@@ -145,11 +162,22 @@ def params(host_paths: int = 8) -> dict[str, Param]:
         "cache_block": Param(16, "KiB", "document", f"{_DOC}, Figure 20: 'Cache block size (in KB): 16'"),
         "warm_start": Param(0.5, "s", "assumption", "seconds each writing volume is watched before its cache is "
                             "set to a long run's dirty state (storagelab.components.write_cache.WriteCachePool): "
-                            "the hours-long runs have a full cache; a seconds-long run would otherwise start empty"),
+                            "the hours-long runs have a full cache; a seconds-long run would otherwise start empty. "
+                            "A modelling choice the document cannot bound. Uncertainty: uniform on 0.25-1 s: long "
+                            "enough to see each writing volume's rate (the slowest, the Exchange log at about 250 "
+                            "writes/s, makes some 60 writes in 0.25 s), and no longer than the quick tile runs' 1 s "
+                            "warm-up, after which measurement starts", uncertainty=Uniform(0.25, 1.0)),
         "cache_write_latency": Param(0.1, "ms", "assumption", "write acknowledged from controller DRAM after "
-                                     "mirroring to the partner controller (~100 us); not stated"),
+                                     "mirroring to the partner controller (~100 us); not stated. Uncertainty: "
+                                     "log-uniform on 0.05-0.2 ms: a DRAM write plus a copy over the inter-controller "
+                                     "link and its acknowledgement is of order 100 us, a factor of two either way "
+                                     "(no figure for the DS5020 was found)", uncertainty=LogUniform(0.05, 0.2)),
         "drive_queue_depth": Param(32, "count", "assumption", "commands a drive reorders (tagged command queue); "
-                                   "destage IOs in flight per volume fill its drives' queues and no more"),
+                                   "destage IOs in flight per volume fill its drives' queues and no more. Not stated "
+                                   "for the DS5020 or its Cheetah 15K.7 drives. Uncertainty: one of 16, 32 or 64 "
+                                   "(weights 1, 2, 1): the queue a drive of the era takes and the per-drive limit "
+                                   "midrange controllers set lie in this range; 32 is the common SCSI/FC default",
+                                   uncertainty=Choice((16, 32, 64), (1, 2, 1))),
         "read_cache": Param(1, "count", "document", f"{_DOC}, Figure 20: 'Read cache: Enabled' (shown for BK_01; "
                             "assumed for every volume): 1 = reads are served from controller memory when their "
                             "blocks are there, 0 = every read goes to the drives", choices=(0, 1)),
@@ -157,10 +185,17 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                                "Enabled'; how much is read ahead is not stated: a read continuing a sequential "
                                "stream makes the controller read the rest of its segment (what the same drive holds "
                                "contiguously; controllers commonly read ahead to the stripe-unit boundary). 1 = on, "
-                               "0 = off", choices=(0, 1)),
+                               "0 = off. Uncertainty: one of 0 or 1 (weights 1, 3): Figure 20 says it is enabled, "
+                               "so on is the likelier; 0 stands for a prefetch that reads too little ahead (the "
+                               "amount is not stated; 'dynamic' prefetch may read less than a segment) to serve "
+                               "the next read, whose physics the study leaves open", choices=(0, 1),
+                               uncertainty=Choice((0, 1), (1, 3))),
         "cache_read_latency": Param(20, "us", "assumption", "a read served from controller DRAM beyond the "
                                     "controller's per-IO processing and data movement (a cache directory lookup, "
-                                    "~tens of us); not stated", capacity="time"),
+                                    "~tens of us); not stated. Uncertainty: log-uniform on 5-80 us (geometric "
+                                    "middle 20 us): from a bare lookup in controller memory to a slow firmware path; "
+                                    "the evidence is an order of magnitude, so the range is wide",
+                                    capacity="time", uncertainty=LogUniform(5, 80)),
         "segment_size": Param(512, "KiB", "document", f"{_DOC}, Figure 20: 'Segment size: 512 KB' (shown for BK_01; "
                               "assumed for every volume)"),
         "host_io_time": Param(FITTED_HOST_IO_TIME_MS, "ms", "fit", f"{_DOC}, Figure 16: 'Volume F: has 0.0004 for "
@@ -170,8 +205,14 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                               "time per IO of the guest's "
                               "storage stack, the vSphere raw device mapping and the HBA "
                               "(storagelab.studies.ds5020.preset.fit_host_io_time). Figure 16 gives one significant "
-                              "digit, so 0.35-0.45 ms: this is 0.21-0.31 ms", fitted_on=HOST_IO_TIME_FITTED_ON,
-                              low=0, capacity="time"),
+                              "digit, so 0.35-0.45 ms: this is 0.21-0.31 ms. Uncertainty: uniform on 0.212-0.312 "
+                              "ms, that precision of the one row it is fitted on (0.35 and 0.45 ms minus 0.138 ms; an "
+                              "arithmetic fit, no simulation noise). Prior (without the row): log-uniform on 0.05-1 "
+                              "ms: a guest's storage stack, the vmkernel's raw device mapping and an 8 Gb HBA driver "
+                              "on 2009 Nehalem hosts take at least some 50 us per IO and, on hosts under 10 % CPU "
+                              "(the study's screenshots), not more than about 1 ms; nothing narrower is known "
+                              "without Figure 16", fitted_on=HOST_IO_TIME_FITTED_ON, low=0, capacity="time",
+                              uncertainty=Uniform(0.212, 0.312), prior=LogUniform(0.05, 1.0)),
     }  # fmt: skip
 
 

@@ -5,12 +5,13 @@ characterization's Iometer sequential reads and the cache reads; the web server 
 
 from __future__ import annotations
 
+from storagelab.architectures.parameters import ParamSet
 from storagelab.provenance import CHOICE_UNIT, Param
+from storagelab.uncertainty.distributions import Choice, LogUniform, Uniform
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
 from storagelab.workloads.application import (
     ApplicationWorkload,
     Stream,
-    assumed,
     combine,
     documented,
     documented_default,
@@ -125,6 +126,20 @@ JETSTRESS_THREADS = 32
 #: thread count varies (the database IOPS then follow from the closed loop).
 JETSTRESS_THREAD_THINK_S = JETSTRESS_THREADS / _F16_DB_READS - _F16_DB_READ_LAT
 
+#: The name the Jetstress instances' parameters are drawn under (``ParamSet``): one name for every instance
+#: and tile, since they all run the same Jetstress configuration (one draw of, say, the think time serves
+#: all four tiles' instances alike).
+JETSTRESS_PARAMS = "ds5020 jetstress"
+#: The name the cache-reads test's parameters are drawn under, the same for the eight LUNs' tests.
+CACHE_READS_PARAMS = "ds5020 iometer cache reads"
+
+
+def _thread_think_s(p: Param) -> float:
+    """The think time (s) the Jetstress threads use: the fit's unrounded value while ``p`` holds the
+    declared one (the parameter shows it to 0.001 ms), otherwise (a draw or a caller's value) ``p``'s."""
+    declared = round(JETSTRESS_THREAD_THINK_S * 1e3, 3)
+    return JETSTRESS_THREAD_THINK_S if p.unit == "ms" and p.value == declared else p.si
+
 
 def jetstress(
     name: str = "jetstress",
@@ -160,14 +175,10 @@ def jetstress(
     need_count("jetstress", "mailboxes", mailboxes)
     need_positive("jetstress", "iops_per_mailbox", iops_per_mailbox, "IOPS")
     db_reads, db_writes, log_writes = _F16_DB_READS, _F16_DB_WRITES, _F16_LOG_WRITES
-    think = JETSTRESS_THREAD_THINK_S
+    think = JETSTRESS_THREAD_THINK_S  # the fit (s); the streams below read it as drawn, if drawn
     read_pct = 100 * db_reads / (db_reads + db_writes)
     log_per_db_io = log_writes / (db_reads + db_writes)
     target = mailboxes * iops_per_mailbox
-    db = AccessSpec(
-        name="Jetstress DB", sizes=(SizeShare(size=EXCHANGE_2007_PAGE, pct=100),),
-        read_pct=round(read_pct, 2), random_pct=100, align=EXCHANGE_2007_PAGE,
-    )  # fmt: skip
     log = AccessSpec(
         name="Jetstress log", sizes=(SizeShare(size=5632, pct=100),), read_pct=0, random_pct=0, align=512
     )
@@ -182,13 +193,36 @@ def jetstress(
                                       f"{fig16}: log writes 252.745/s per 1,112.1 DB IOs/s"),
         "log_write_size": Param(5632, "B", "document", f"{fig16}: log write size 5,666.955 B, rounded to sectors"),
         "db_io_size": Param(8, "KiB", "assumption", "Exchange 2007 database page (ESE 08.01.0240 in Figure 16) "
-                            "is 8 KiB; the report does not state the IO size"),
+                            "is 8 KiB; the report does not state the IO size. Uncertainty: one of 8, 16 or 32 KiB "
+                            "(weights 4, 1, 1): ESE 08.01 reads and writes single 8 KiB pages, the most likely; "
+                            "ESE may write adjacent dirty pages together (16 KiB) and Exchange 2010's ESE uses "
+                            "32 KiB pages, the largest an Exchange database IO of the era takes as its unit",
+                            uncertainty=Choice((8, 16, 32), (4, 1, 1))),
         "thread_think": Param(round(think * 1e3, 3), "ms", "fit", f"{fig16}, by Little's law: 32 threads / "
                               "630.229 DB reads/s minus the 17 ms DB read latency (rows ds5020-f16-db-read-lat and "
                               "ds5020-t2-latency-t4: the fit's input, not set by it): time a thread spends per read "
-                              "outside the storage (the database writes are asynchronous and hold no thread)",
-                              fitted_on=_JETSTRESS_FITTED_ON),
+                              "outside the storage (the database writes are asynchronous and hold no thread). "
+                              "Uncertainty: uniform on 32.9-35.6 ms, the values each fitted row alone gives within "
+                              "the stated precision of the latency (Figure 16 gives 0.017 s and its log 0.0165 s, "
+                              "so 16.45-17.5 ms): Figure 16's 630.229 reads/s gives 33.3-34.3 ms; Table 2's "
+                              "4,340 IOPS over the four instances (1,085 each) gives 615-635 reads/s, by Figure "
+                              "16's read share of its counters (56.7 %) or of its 'Achieved I/O per Second' "
+                              "1,077.105 (58.5 %), so 32.9-35.6 ms (arithmetic, no simulation noise). Prior "
+                              "(without the rows): log-uniform on 13-70 ms: only the target is known without them, "
+                              "1,140 IOPS per instance, 646 reads/s at Figure 16's read share; taking the achieved "
+                              "rate within a factor 1.5 of it (431-969 reads/s) at a read latency between a 15K "
+                              "drive's 5 ms and Jetstress's 20 ms pass threshold, 32 threads think 32/969 - 0.020 = "
+                              "13 ms to 32/431 - 0.005 = 69 ms per read", fitted_on=_JETSTRESS_FITTED_ON,
+                              uncertainty=Uniform(32.9, 35.6), prior=LogUniform(13, 70)),
     }  # fmt: skip
+    # the streams read the numbers a draw can set through a ParamSet (the params dict keeps the declared ones)
+    ps = ParamSet(JETSTRESS_PARAMS, params)
+    page = int(ps["db_io_size"].si)
+    think = _thread_think_s(ps["thread_think"])
+    db = AccessSpec(
+        name="Jetstress DB", sizes=(SizeShare(size=page, pct=100),),
+        read_pct=round(read_pct, 2), random_pct=100, align=page,
+    )  # fmt: skip
     streams = (
         Stream(
             f"{name} db",
@@ -358,12 +392,20 @@ def iometer_cache_reads(
     params = {
         "workers": documented(workers, "count", f"{_DOC}, Appendix, Characterization: 'Four workers'"),
         "outstanding": documented(outstanding, "count", f"{_DOC}, Appendix: 'sixteen I/O's per physical drive'"),
-        "io_size": assumed(512, "B", "not stated for Table 5's IOPS from cache; cache IOPS tests read the "
-                           "smallest transfer (512 B) sequentially so that reads hit the controller's cache"),
+        "io_size": Param(512, "B", "assumption", "not stated for Table 5's IOPS from cache; cache IOPS tests read "
+                         "the smallest transfer (512 B) sequentially so that reads hit the controller's cache. "
+                         "Uncertainty: one of 512 B or 4 KiB (weights 2, 1): the document gives no access "
+                         "specification; cache IOPS figures of the era are quoted at 512 B reads, sometimes at "
+                         "4 KiB", uncertainty=Choice((512, 4096), (2, 1))),
     }  # fmt: skip
+    size = int(ParamSet(CACHE_READS_PARAMS, params)["io_size"].si)
+    spec = SEQ_READ_512 if size == 512 else AccessSpec(
+        name=f"{size} B sequential read", sizes=(SizeShare(size=size, pct=100),), read_pct=100, random_pct=0,
+        align=512,
+    )  # fmt: skip
     return ApplicationWorkload(
         name,
-        _iometer_workers(name, volume, SEQ_READ_512, span, workers, outstanding),
+        _iometer_workers(name, volume, spec, span, workers, outstanding),
         params,
         "each worker reads the LUN from its start on its own, 512 B at a time",
     )

@@ -23,19 +23,21 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from scipy.optimize import brentq
 
 from storagelab import devices, theory
+from storagelab.architectures.parameters import ParamSet
 from storagelab.calibration.claims import Point, Scenario, published_rows, published_value
 from storagelab.components.tiering import cold_start_hit_ratio
 from storagelab.kernel.simulation import SimulationResult
-from storagelab.provenance import Param, current_capacity_scale
+from storagelab.provenance import Param, current_capacity_scale, current_draw_key
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vsan import preset
 from storagelab.studies.vsan.workloads import SPAN_PER_VM, vsan_iometer
+from storagelab.uncertainty.distributions import Choice
 
 STUDY = "vsan"
 READ, HOSTS, COPIES = 0.7, 4, 2
@@ -132,8 +134,11 @@ def cold_cache_hit_ratio(vms: int, configuration: str, seed: int = 1) -> float:
     of seed ``k``'s runs, so the fixed point's own noise (a few thousandths of hit ratio) is in the
     replications' spread and their interval, not a constant shared by all. The all-flash
     cluster too: its P3700 is a hybrid read cache in front of the S3500s (marked as HDDs). Inside :func:`~storagelab.provenance.capacity_scale` the
-    preset is scaled, and so is its rate: each scale has its own fixed point (remembered per process)."""
-    return _cold_cache_hit_ratio(vms, _same_model(configuration), current_capacity_scale(), seed)
+    preset is scaled, and so is its rate: each scale has its own fixed point (remembered per process); so
+    inside :func:`~storagelab.provenance.parameter_draw`, each draw."""
+    return _cold_cache_hit_ratio(
+        vms, _same_model(configuration), current_capacity_scale(), seed, current_draw_key()
+    )
 
 
 def _same_model(configuration: str) -> str:
@@ -147,9 +152,9 @@ def _same_model(configuration: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float, seed: int) -> float:
-    """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` (the scale in force when called: only
-    the memo's key)."""
+def _cold_cache_hit_ratio(vms: int, configuration: str, scale: float, seed: int, draw: tuple = ()) -> float:
+    """:func:`cold_cache_hit_ratio` at capacity scale ``scale`` and parameter draw ``draw`` (those in force
+    when called: only the memo's key)."""
     return monotone_fixed_point(
         lambda h: read_hit_ratio(simulated_iops(configuration, vms, h, None, seed) / vms)
     )
@@ -228,17 +233,28 @@ def simulated_iops(
     scaled): what the hybrids' cold-cache fixed point solves on. The hybrids' capacity drives reorder
     their queues (by access time) and take the write log's destage, which the MVA's FCFS drives do
     not, so the fixed point is found by simulation."""
-    run = _protocol_run(configuration, vms, hit, stack_ms, seed, True, current_capacity_scale())
+    run = _protocol_run(
+        configuration, vms, hit, stack_ms, seed, True, current_capacity_scale(), current_draw_key()
+    )
     return float(run.summary()["iops"][0])
 
 
 @functools.lru_cache(maxsize=16)
 def _protocol_run(
-    configuration: str, vms: int, hit: float, stack_ms: float | None, seed: int, quick: bool, scale: float
+    configuration: str,
+    vms: int,
+    hit: float,
+    stack_ms: float | None,
+    seed: int,
+    quick: bool,
+    scale: float,
+    draw: tuple = (),
 ) -> SimulationResult:
     """One run of the study's Iometer protocol on the preset with read-cache residency ``hit`` and
     software/network delay ``stack_ms`` (ms; None: the preset's own), on ``seed``, at capacity scale
-    ``scale`` (the scale in force: only the memo's key), remembered per process: the fixed point's last
+    ``scale`` and parameter draw ``draw`` (:func:`~storagelab.provenance.current_draw_key`; those in force:
+    only the memo's key, so a run under one draw is not served under another), remembered per process: the
+    fixed point's last
     evaluation is the run a hybrid's scenario makes at that hit ratio (Brent's method returns a point
     it evaluated), so the scenario takes it instead of simulating it again."""
     given = {} if stack_ms is None else {"stack_delay": stack_ms}
@@ -258,14 +274,29 @@ HIT_RATIO_METHOD = Param(
     "the protocol's hit ratio and the IOPS the model runs at it (cold_cache_hit_ratio), at every VM count. "
     "The alternative, 'published-rate', takes it at the IOPS the study publishes where it states them (64 "
     "VMs), which makes those IOPS a fit; the fixed point keeps them predictions. Not chosen by trying it "
-    "against the published points",
+    "against the published points. Uncertainty: either, equally likely: both estimate the same physical "
+    "quantity (the hit ratio the real caches reached at the real rate), the published rate where it is stated "
+    "and the model's own otherwise; which is nearer that physics is not known, so neither is favoured",
     choices=HIT_RATIO_METHODS,
+    uncertainty=Choice(HIT_RATIO_METHODS),
 )
 
 
-def _rate_is_published_iops(configuration: str, vms: int, method: Param = HIT_RATIO_METHOD) -> bool:
+#: The name :data:`HIT_RATIO_METHOD` is read (and drawn) under, as parameter ``hit_ratio_method``.
+HIT_RATIO_PARAMS = "vsan protocol"
+
+
+def _method_params() -> dict[str, Param]:
+    return {"hit_ratio_method": HIT_RATIO_METHOD}
+
+
+def _rate_is_published_iops(configuration: str, vms: int, method: Param | None = None) -> bool:
     """Whether the protocol's hit ratio at ``vms`` VMs is computed from the published IOPS (the
-    ``published-rate`` method where the study states them), which makes that IOPS point a fit."""
+    ``published-rate`` method where the study states them), which makes that IOPS point a fit. ``method``
+    defaults to :data:`HIT_RATIO_METHOD` read through a ParamSet (so a parameter draw of
+    ``(HIT_RATIO_PARAMS, "hit_ratio_method")`` applies)."""
+    if method is None:
+        method = ParamSet(HIT_RATIO_PARAMS, _method_params())["hit_ratio_method"]
     return method.value == "published-rate" and iops_is_published(configuration, vms)
 
 
@@ -345,7 +376,9 @@ def scenarios() -> list[Scenario]:
             ) -> dict[str, float]:
                 # the preset at its protocol's hit ratio, as the fixed point last ran it
                 hit = protocol_hit_ratio(conf, vms, seed)
-                res = _protocol_run(conf, vms, hit, None, seed, quick, current_capacity_scale())
+                res = _protocol_run(
+                    conf, vms, hit, None, seed, quick, current_capacity_scale(), current_draw_key()
+                )
                 iops = float(res.summary()["iops"][0])
                 curve = res.service_level_curve(THRESHOLDS_MS)
                 share = dict(
@@ -357,12 +390,19 @@ def scenarios() -> list[Scenario]:
     return out
 
 
+def parameter_sets() -> list[Mapping[str, Param]]:
+    """Every preset and workload parameter set this study's scenarios are built from: the three
+    configurations' presets, the Iometer workload (its parameters are the same at every VM count but
+    the count, which the study states) and the protocol's hit-ratio method (:data:`HIT_RATIO_PARAMS`)."""
+    return [*(preset.vsan(c).params for c in preset.CONFIGURATIONS), vsan_iometer().params, _method_params()]
+
+
 def fitted_on() -> dict[str, tuple[str, ...]]:
     """Fitted parameters of the three configurations and the points they were fitted on: the presets'
     own, and, under the ``published-rate`` :data:`HIT_RATIO_METHOD` only, each hybrid's read-cache residency at a
     VM count whose IOPS the study publishes, which :func:`protocol_hit_ratio` then computes from those
     IOPS (so that IOPS point is fitted). Under the ``fixed-point`` method used there is none."""
-    fits = fits_of(*(preset.vsan(c).params for c in preset.CONFIGURATIONS))
+    fits = fits_of(*parameter_sets())
     for conf in preset.CONFIGURATIONS:
         for vms in sorted(_points(conf)):
             if _rate_is_published_iops(conf, vms):

@@ -80,6 +80,7 @@ from storagelab.kernel import Delay, Exponential, Link, Lognormal, Path, Station
 from storagelab.kernel.component import Component
 from storagelab.kernel.disciplines import DISCIPLINES
 from storagelab.provenance import PRESET_UNIT, Param
+from storagelab.uncertainty.distributions import Choice, LogUniform, Triangular, Uniform
 
 _DOC = "001_8f3c5816f8fbf1d5.txt (Intel + VMware Virtual SAN 5.5)"
 CONFIGURATIONS = ("hybrid Xeon E5 v2", "hybrid Xeon E5 v3", "all-flash NVMe")
@@ -121,11 +122,35 @@ _UPDATE_1_LOG = (
     "allocated limit VMware states for later releases (KB 2149127: 'the max allocated size limit (16GB)')"
 )
 
+#: The E5 v2 hosts' write-log limits' distributions, and why: the evidence (from below Update 2's 8 and 12 GB
+#: up to 16 GB) split at 10 GB, so that every draw keeps the level below the high limit (the write log needs
+#: a backlog >= 0).
+_UPDATE_1_LEVEL = (
+    ". Uncertainty: uniform on 4-10 GB: from half the E5 v3 hosts' 8 GB (Update 2's own, lower, defaults lie "
+    "below it) to 10 GB, the top that stays below the high limit's range"
+)
+_UPDATE_1_HIGH = (
+    ". Uncertainty: uniform on 10-16 GB: from 10 GB (below the E5 v3 hosts' 12, above the level's range) to "
+    "the write log's 16 GB allocated limit"
+)
+
 #: The fitted value (``storagelab.studies.vsan.claims.fit()`` reproduces it; a test checks it).
 FITTED_STACK_DELAY_MS = 0.5522
 
 #: The published points each fitted value was fitted on (datasets/vsan.csv row ids).
 FITTED_ON = {"stack_delay": ("vsan-af-iops-vm16",)}
+
+#: Why the stack delay's distributions are what they are (its ``source``).
+_STACK_DELAY_SPREAD = (
+    ". Uncertainty: uniform on 0.548-0.554 ms, its spread from its one row: each fit seed alone (1, 2, 3) "
+    "gives 0.5512, 0.5539 and 0.5518 ms (the simulation's noise: at the fitted 0.5522 ms the three quick runs "
+    "give 22,264, 22,359 and 22,287 IOPS, and the IOPS fall by about 34,400 per ms of delay, measured at "
+    "0.5522 and 0.5722 ms), and the row's precision ('over 22,300': taken as 22,300 to 22,400, the next "
+    "hundred) lowers each by up to 0.003 ms. Prior (without the row): log-uniform on 0.1-2 ms: the delay of "
+    "a guest's vSCSI path, vSAN's DOM and LSOM on two hosts and a 10 GbE round trip is at least some 0.1 ms; "
+    "the document states no latency of its own beyond the shares under thresholds, so the range is an order "
+    "of magnitude and more, up to 2 ms"
+)
 
 #: Each configuration's processor (document: 'CPU: Intel® Xeon® E5-2690 v2' / 'E5-2699 v3') with the
 #: cores and base clock of Intel's specifications (ark.intel.com: E5-2690 v2, 10 cores, 3.00 GHz;
@@ -156,6 +181,15 @@ _CYCLES_SOURCE = (
     "(E5-2690 v2) or 570,000 (E5-2699 v3) visits per second on all its cores; at the top of the range "
     "26,000 or 36,000"
 )
+#: The per-IO cycles' distribution: a count takes a Choice of whole numbers, so the range 27,000 to 2.3
+#: million is covered by points about a factor of two apart, the declared value among them, equally likely
+#: (close to a log-uniform over the range).
+CPU_CYCLES_CHOICES = (27_000, 60_000, CPU_CYCLES_PER_IO, 290_000, 580_000, 1_150_000, 2_300_000)
+_CYCLES_SPREAD = (
+    ". Uncertainty: one of 27,000, 60,000, 145,300, 290,000, 580,000, 1,150,000 or 2,300,000 cycles, equally "
+    "likely: that range, in steps of about a factor of two (a count takes whole values; nearly log-uniform), "
+    "wide because the evidence is a measurement of another release"
+)
 
 
 def params(configuration: str) -> dict[str, Param]:
@@ -169,6 +203,8 @@ def params(configuration: str) -> dict[str, Param]:
     e5_v3 = configuration != "hybrid Xeon E5 v2"  # the E5 v3 hybrid and the all-flash cluster: one host type
     log_origin = "document" if e5_v3 else "assumption"
     log_note = "" if e5_v3 else _UPDATE_1_LOG
+    log_level_note = "" if e5_v3 else _UPDATE_1_LEVEL
+    log_high_note = "" if e5_v3 else _UPDATE_1_HIGH
     p = {
         "hosts": Param(4, "count", "document", f"{_DOC}: 'spread out across all four hosts'"),
         "copies": Param(
@@ -182,9 +218,11 @@ def params(configuration: str) -> dict[str, Param]:
             "ms",
             "fit",
             "simulation of this preset, the quick calibration's three runs (storagelab."
-            "studies.vsan.claims.fit), on " + ", ".join(FITTED_ON["stack_delay"]),
+            "studies.vsan.claims.fit), on " + ", ".join(FITTED_ON["stack_delay"]) + _STACK_DELAY_SPREAD,
             fitted_on=FITTED_ON["stack_delay"],
             capacity="time",
+            uncertainty=Uniform(0.548, 0.554),
+            prior=LogUniform(0.1, 2.0),
         ),
         "copy_path_share": Param(
             1.0,
@@ -202,22 +240,31 @@ def params(configuration: str) -> dict[str, Param]:
             "more, against the document's 'nearly doubling the write time') to 1 (all per copy, the most a "
             "parallel write can cost: about 1.4 x at low load with this spread). Taken as 1, the end nearest "
             f"the document's statement ({_DOC}, Virtual Machines: 'every write IO is to two hosts ... nearly "
-            "doubling the write time'); not chosen by trying it against the published points",
+            "doubling the write time'); not chosen by trying it against the published points. Uncertainty: "
+            "uniform on 0-1, the whole range that evidence allows (no source splits the delay)",
+            uncertainty=Uniform(0.0, 1.0),
         ),
         "stack_delay_scv": Param(
             1.0,
             "ratio",
             "assumption",
             "squared coefficient of variation of the software "
-            "and network delay: as variable as an exponential; not stated",
+            "and network delay: as variable as an exponential; not stated. Uncertainty: log-uniform on "
+            "0.25-4, a factor of four either way of the exponential's 1: from a software path of fairly "
+            "steady time (a lognormal with a coefficient of variation of 0.5) to one with a heavy tail (2); "
+            "no measurement of vSAN 5.5's per-IO spread was found, so wide",
             high=100,
+            uncertainty=LogUniform(0.25, 4.0),
         ),
         "host_sockets": Param(
             2,
             "count",
             "assumption",
             f"processors per host: {_DOC} names one processor model per host and a "
-            f"two-socket board ('{board} Server Board'); both sockets taken as populated",
+            f"two-socket board ('{board} Server Board'); both sockets taken as populated. Uncertainty: one of "
+            "1 or 2 (weights 1, 3): the document's 'CPU:' line names one model and no count, so one populated "
+            "socket is possible; two is the usual build of these boards and of a reference architecture",
+            uncertainty=Choice((1, 2), (1, 3)),
         ),
         "cores_per_socket": Param(
             cores,
@@ -231,7 +278,14 @@ def params(configuration: str) -> dict[str, Param]:
             "datasheet",
             f"{_DOC}: 'CPU: Intel® {cpu}'; Intel's specification: {clock:g} GHz base",
         ),
-        "cpu_cycles_per_io": Param(CPU_CYCLES_PER_IO, "count", "assumption", _CYCLES_SOURCE, capacity="time"),
+        "cpu_cycles_per_io": Param(
+            CPU_CYCLES_PER_IO,
+            "count",
+            "assumption",
+            _CYCLES_SOURCE + _CYCLES_SPREAD,
+            capacity="time",
+            uncertainty=Choice(CPU_CYCLES_CHOICES),
+        ),
         "host_link_rate": Param(
             1.17,
             "GB/s",
@@ -240,21 +294,31 @@ def params(configuration: str) -> dict[str, Param]:
             "(10 GbE); one port carries vSAN traffic, about 1.17 GB/s of payload each way",
             capacity="rate",
         ),
-        "placement": Param(1, "MiB", "assumption", "vSAN stripe/placement unit of 1 MiB; not stated"),
+        "placement": Param(
+            1,
+            "MiB",
+            "assumption",
+            "vSAN stripe/placement unit of 1 MiB; not stated. Uncertainty: one of 0.25, 1 or 4 MiB (weights 1, 2, "
+            "1): VMware's later design guides give vSAN's stripe unit as 1 MB, not this document or release; a "
+            "factor of four either way for what vSAN 5.5 used",
+            uncertainty=Choice((0.25, 1.0, 4.0), (1, 2, 1)),
+        ),
         "log_level": Param(
             8,
             "GB",
             log_origin,
             f"data the write log holds before destaging keeps pace: "
             f"{_DOC}: 'esxcfg-advcfg -s 8 /LSOM/lsoLogCongestionLowLimitGB' (set on the Xeon "
-            "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note,
+            "E5 v3 hosts 'to improve performance', so the log reaches it)" + log_note + log_level_note,
+            uncertainty=None if e5_v3 else Uniform(4.0, 10.0),
         ),
         "log_high_limit": Param(
             12,
             "GB",
             log_origin,
             f"log size above which writes are held: {_DOC}: "
-            "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note,
+            "'esxcfg-advcfg -s 12 /LSOM/lsoLogCongestionHighLimitGB'" + log_note + log_high_note,
+            uncertainty=None if e5_v3 else Uniform(10.0, 16.0),
         ),
     }
     # every configuration is a vSAN 5.5 hybrid disk group: one cache device (read cache and write buffer)
@@ -266,8 +330,12 @@ def params(configuration: str) -> dict[str, Param]:
             "assumption",
             "share of each cache device used as read cache, the rest the write buffer: VMware's split for "
             "hybrid disk groups (70/30); not stated in the document"
-            + ("" if configuration != "all-flash NVMe" else _AF_HYBRID_MODE),
+            + ("" if configuration != "all-flash NVMe" else _AF_HYBRID_MODE)
+            + ". Uncertainty: triangular on 0.5-0.9, most likely 0.7: VMware's stated split is a design rule "
+            "of later documentation, not of this study; a cache device's split between read cache and write "
+            "buffer taken as 70 % give or take 20 points",
             high=1.0,
+            uncertainty=Triangular(0.5, 0.7, 0.9),
         ),
         "read_cache_resident": Param(
             1.0,
@@ -276,7 +344,10 @@ def params(configuration: str) -> dict[str, Param]:
             "share of the data the read cache and write "
             "buffer hold since they were last cleared, the read hit ratio when they "
             "can hold it all; 1 = warm. The study's scenarios set it from the test "
-            "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio)",
+            "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio). Uncertainty: uniform on 0-1, "
+            "from a cache just cleared to a warm one: the preset alone does not say how long the caches have "
+            "run (the study's scenarios override it with the protocol's value, which is then not drawn)",
+            uncertainty=Uniform(0.0, 1.0),
         ),
     }
     if configuration == "all-flash NVMe":
@@ -328,8 +399,11 @@ def params(configuration: str) -> dict[str, Param]:
                 "count",
                 "assumption",
                 "commands a 10K drive reorders (SAS tagged "
-                "command queue), which also bounds the destage IOs in flight; not stated",
+                "command queue), which also bounds the destage IOs in flight; not stated. Uncertainty: one of "
+                "16, 32, 64 or 128 (weights 1, 2, 1, 1): the queue ESXi and the LSI 9207-8i HBA give a SAS "
+                "drive and the drive's own tagged queue, not stated for this build; 32 the common default",
                 high=256,
+                uncertainty=Choice((16, 32, 64, 128), (1, 2, 1, 1)),
             ),
         }
     return p  # fmt: skip
