@@ -295,13 +295,14 @@ def test_sensitivity_refuses_a_failed_run():
 
 def test_a_draw_reaches_a_study_preset_built_inside_it():
     """A preset of the studies builds its ParamSet when called, so a draw around the call reaches it: each
-    number a preset declares (not a fit, not a count) read at 1.5 times its value."""
+    number a preset declares (not a fit, not a count) read at 1.5 times its value, or, where it has a
+    distribution, at its 75 % quantile (a value outside its distribution is refused)."""
     from storagelab import studies
 
     name = next(iter(studies.PRESETS))
     plain = studies.build(name).params
     draw = {
-        (plain.preset, k): 1.5 * p.value
+        (plain.preset, k): p.uncertainty.ppf(0.75) if p.uncertainty is not None else 1.5 * p.value
         for k, p in plain.declared().items()
         if isinstance(p.value, float | int) and p.unit not in ("count", "ratio", "%") and p.origin != "fit"
     }
