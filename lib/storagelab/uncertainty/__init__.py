@@ -36,4 +36,20 @@ from storagelab.uncertainty.distributions import (
     Uniform,
 )
 
-__all__ = ["DISTRIBUTIONS", "Choice", "Distribution", "LogUniform", "Triangular", "Uniform"]
+__all__ = ["DISTRIBUTIONS", "Choice", "Distribution", "LogUniform", "Triangular", "Uniform", "unannotated"]
+
+
+def unannotated(params: object) -> list[str]:
+    """The parameters of ``params`` (a preset's :class:`~storagelab.architectures.parameters.ParamSet`,
+    whose declared values are read, or a mapping of names to :class:`~storagelab.provenance.Param`) that
+    issue 68 requires a distribution of and that lack one: an ``assumption`` or a ``fit`` without an
+    ``uncertainty``, and a ``fit`` without a ``prior`` (its range without its rows). Each as ``"name:
+    what is missing"``."""
+    items = params.declared() if hasattr(params, "declared") else params  # type: ignore[union-attr]
+    out = []
+    for name, p in items.items():  # type: ignore[union-attr]
+        if p.origin in ("assumption", "fit") and p.uncertainty is None:
+            out.append(f"{name}: an {p.origin} without an uncertainty")
+        if p.origin == "fit" and p.prior is None:
+            out.append(f"{name}: a fit without a prior (its range without the rows it was fitted on)")
+    return out
