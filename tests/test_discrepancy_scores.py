@@ -12,8 +12,8 @@ import pytest
 import vl_convert as vlc
 from scipy import stats
 
-from storagelab.uncertainty import discrepancy as d
-from storagelab.uncertainty import scores as s
+from storagelab.calibration import discrepancy as d
+from storagelab.calibration import scores as s
 
 #: Normal scores of the table's quantiles (low95, low80, median, high80, high95).
 Z = [float(stats.norm.ppf(p)) for _, p in d.QUANTILES]

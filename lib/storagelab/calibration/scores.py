@@ -26,7 +26,7 @@ calibration claim whose role is not ``derived`` (``predicted`` and ``fitted``: a
 by its fit redone without its rows); out of study, the envelope claims whose role is ``predicted``, and none
 of a statement that has an ``unscorable`` claim. Each is scored twice: with the model's own interval
 (``raw``: parameters and simulation noise, the ``low80`` .. ``high95`` columns) and with the discrepancy
-added (:mod:`storagelab.uncertainty.discrepancy`: in study, each study's band learned on the other
+added (:mod:`storagelab.calibration.discrepancy`: in study, each study's band learned on the other
 studies only; out of study, the band learned on every in-study claim).
 """
 
@@ -37,12 +37,12 @@ import math
 import altair as alt
 import polars as pl
 
-from storagelab.charts import CLIPPED, chart_data, clipped_subtitle, for_log_scale, titled, with_clipped
-from storagelab.uncertainty.discrepancy import (
+from storagelab.calibration.discrepancy import (
     PREDICTIVE,
     calibration_with_discrepancy,
     envelope_with_discrepancy,
 )
+from storagelab.charts import CLIPPED, chart_data, clipped_subtitle, for_log_scale, titled, with_clipped
 
 #: The comparisons a point may be read by (as :data:`storagelab.calibration.claims.COMPARISONS`).
 READINGS = ("two-sided", "at-least", "at-most", "just-over")
