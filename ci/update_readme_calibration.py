@@ -23,12 +23,41 @@ ENV_START, ENV_END = (
     "<!-- envelope-table: generated from notebooks/envelope-quick.csv -->",
     "<!-- /envelope-table -->",
 )
+SCORES_START, SCORES_END = (
+    "<!-- uncertainty-scores: generated from notebooks/calibration-quick.csv and notebooks/envelope-quick.csv -->",
+    "<!-- /uncertainty-scores -->",
+)
 ENVELOPE_CSV = ROOT / "notebooks" / "envelope-quick.csv"
+#: Draws of the uncertain parameters per scenario in the committed runs (`make calibration`).
+DRAWS = 16
 
 
 def block() -> str:
     table = CalibrationResult.read_csv(ROOT / "notebooks" / "calibration-quick.csv").to_markdown()
     return f"{START}\n{table}\n{END}"
+
+
+def scores_block() -> str:
+    """The four scores, in study and out of study, raw and with the discrepancy band, from the committed
+    runs (:func:`storagelab.calibration.scores.scores`)."""
+    import polars as pl
+
+    from storagelab.calibration import scores
+
+    calibration = CalibrationResult.read_csv(ROOT / "notebooks" / "calibration-quick.csv").to_frame()
+    table = scores.scores(calibration, pl.read_csv(ENVELOPE_CSV))
+    lines = [
+        "| scope | interval | claims | 80 % interval covers | 95 % interval covers | median high / low (80 %) "
+        "| median \\|ln(simulated / published)\\| | within ±20 % (today's count) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in table.iter_rows(named=True):
+        lines.append(
+            f"| {r['scope']} | {r['intervals']} | {r['claims']} | {r['covered80']} ({r['coverage80']:.0%}) | "
+            f"{r['covered95']} ({r['coverage95']:.0%}) | {r['sharpness80']:.2f} | {r['median_error']:.2f} | "
+            f"{r['within_tolerance']} |"
+        )
+    return f"{SCORES_START}\n" + "\n".join(lines) + f"\n{SCORES_END}"
 
 
 def envelope_block() -> str:
@@ -63,10 +92,11 @@ def main() -> int:
     if "--envelope" in sys.argv[1:]:
         from storagelab.studies import envelope
 
-        envelope.evaluate(seed=1, quick=True).write_csv(ENVELOPE_CSV)
+        envelope.evaluate(seed=1, quick=True, uncertainty=DRAWS, workers=None).write_csv(ENVELOPE_CSV)
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
-    for start, end, make in ((START, END, block), (ENV_START, ENV_END, envelope_block)):
+    blocks = ((START, END, block), (ENV_START, ENV_END, envelope_block), (SCORES_START, SCORES_END, scores_block))
+    for start, end, make in blocks:
         pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
         if not pattern.search(text):
             print(f"README.md has no {start!r} block", file=sys.stderr)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from storagelab import studies
-from storagelab.calibration import CalibrationResult
+from storagelab.calibration import COLUMNS, CalibrationResult
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +34,14 @@ def test_readme_table_is_generated_from_the_committed_run():
     )
 
 
+def test_readme_scores_are_generated_from_the_committed_runs():
+    block = _readme_tool().scores_block()
+    assert block in (ROOT / "README.md").read_text(encoding="utf-8"), (
+        "README's uncertainty scores differ from the committed runs; run `make calibration`. Expected:\n"
+        + block
+    )
+
+
 def test_committed_run_has_every_point():
     result = CalibrationResult.read_csv(COMMITTED)
     points = {p.key for sc in studies.scenarios() for p in sc.points}
@@ -40,14 +49,45 @@ def test_committed_run_has_every_point():
     assert result.to_frame()["sensitive"].null_count() == 0
 
 
+def _committed_text(path: Path, study: str | None = None, columns: tuple[str, ...] = COLUMNS) -> str:
+    """The committed table's ``columns`` (of one ``study``, or all), written as ``to_csv`` writes them."""
+    table = CalibrationResult.read_csv(COMMITTED).to_frame()
+    if study is not None:
+        table = table.filter(pl.col("study") == study)
+    table.select(columns).write_csv(path, float_precision=6)
+    return path.read_text()
+
+
 @pytest.mark.slow
 def test_committed_run_is_reproduced(tmp_path):
-    """Re-run the quick calibration and compare, as written to CSV."""
+    """Re-run the quick calibration at the declared values and compare, as written to CSV (the columns of a
+    run without uncertainty: the committed run's draws are checked on one study below)."""
     fresh = studies.calibrate(quick=True, replications=3, perturbed_replications=1, seed=1)
     out = fresh.to_csv(tmp_path / "fresh.csv")
-    assert out.read_text() == COMMITTED.read_text(), (
+    assert out.read_text() == _committed_text(tmp_path / "committed.csv"), (
         "re-run differs from the committed table: `make calibration`"
     )
+
+
+#: The study whose draws CI re-runs byte for byte (the stated part of the committed run with uncertainty:
+#: its scenarios are the cheapest that read uncertain parameters of presets and workloads).
+REPRODUCED_STUDY = "vsan"
+
+
+@pytest.mark.slow
+def test_the_committed_draws_of_one_study_are_reproduced(tmp_path):
+    """Re-run one study's calibration with the committed run's draws and compare its rows, every column,
+    as written to CSV: the same seed gives the same intervals, drivers and leave-one-out flags."""
+    committed = CalibrationResult.read_csv(COMMITTED)
+    assert committed.has_uncertainty, "the committed run has no uncertainty columns: `make calibration`"
+    draws = _readme_tool().DRAWS
+    fresh = studies.calibrate(
+        REPRODUCED_STUDY, quick=True, replications=3, perturbed_replications=1, seed=1, uncertainty=draws,
+        workers=None,
+    )  # fmt: skip
+    out = fresh.to_csv(tmp_path / "fresh.csv")
+    expected = _committed_text(tmp_path / "committed.csv", REPRODUCED_STUDY, committed.columns)
+    assert out.read_text() == expected, f"{REPRODUCED_STUDY}'s draws differ from the committed run"
 
 
 #: Dataset columns that say what a published number is a number *of* (the system, the test, the

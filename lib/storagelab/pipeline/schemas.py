@@ -100,6 +100,13 @@ class CalibrationParams(NotebookParams):
     )
     seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="level of the replication CIs")
+    uncertainty: int = Field(
+        default=16,
+        ge=0,
+        le=1024,
+        description="draws of the uncertain parameters per scenario when the calibration runs now (0: none; "
+        "a power of two keeps the Sobol' design balanced)",
+    )
 
     @model_validator(mode="after")
     def _perturbed_at_most_main(self) -> CalibrationParams:
