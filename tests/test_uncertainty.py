@@ -295,22 +295,31 @@ def test_sensitivity_refuses_a_failed_run():
 
 def test_a_draw_reaches_a_study_preset_built_inside_it():
     """A preset of the studies builds its ParamSet when called, so a draw around the call reaches it: each
-    number a preset declares (not a fit, not a count) read at 1.5 times its value, or, where it has a
-    distribution, at its 75 % quantile (a value outside its distribution is refused)."""
+    number a preset declares with a distribution (not a fit) read at its 75 % quantile; a number without
+    one is not uncertain, and reads as declared even when a draw names it."""
     from storagelab import studies
 
     name = next(iter(studies.PRESETS))
     plain = studies.build(name).params
     draw = {
-        (plain.preset, k): p.uncertainty.ppf(0.75) if p.uncertainty is not None else 1.5 * p.value
+        (plain.family, k): p.uncertainty.ppf(0.75)
         for k, p in plain.declared().items()
         if isinstance(p.value, float | int) and p.unit not in ("count", "ratio", "%") and p.origin != "fit"
-    }
-    assert draw, f"preset {name!r} declares no number to draw"
-    with parameter_draw(draw):
+        and p.uncertainty is not None
+    }  # fmt: skip
+    fixed = {
+        k: p
+        for k, p in plain.declared().items()
+        if isinstance(p.value, float | int) and p.unit not in ("count", "ratio", "%") and p.uncertainty is None
+        and p.prior is None
+    }  # fmt: skip
+    assert draw and fixed, f"preset {name!r} declares no number to draw, or none without a distribution"
+    with parameter_draw({**draw, **{(plain.family, k): 1.5 * p.value for k, p in fixed.items()}}):
         drawn = studies.build(name).params
     for (_, k), value in draw.items():
         assert drawn[k].value == pytest.approx(value) and drawn[k].source.startswith("drawn"), k
+    for k, p in fixed.items():
+        assert drawn[k].value == p.value, k
 
 
 def test_a_prior_is_for_fits_and_a_draw_from_it_is_read() -> None:

@@ -81,7 +81,7 @@ def test_the_ends_of_every_distribution_build_the_preset_and_are_read(name: str,
         ends = _ends(p)
         if ends:
             ends = sorted(ends) if not isinstance(ends[0], str) else ends
-            draw[(declared.preset, k)] = ends[end]
+            draw[(declared.family, k)] = ends[end]
     assert draw
     with parameter_draw(draw):
         topo = PRESETS[name]()
@@ -138,7 +138,7 @@ def test_a_protocol_run_under_a_draw_is_not_served_from_another_draws_memo() -> 
     conf, vms = "all-flash NVMe", 4
     vsan_claims._protocol_run.cache_clear()
     declared = vsan_claims.simulated_iops(conf, vms, 1.0)
-    with parameter_draw({(f"Virtual SAN 5.5, {conf}", "stack_delay"): 2.0}):  # the prior's top
+    with parameter_draw({(vsan_preset.FAMILY, "stack_delay"): 2.0}):  # the top of the prior
         slower = vsan_claims.simulated_iops(conf, vms, 1.0)
     assert vsan_claims._protocol_run.cache_info().misses == 2
     assert slower < 0.6 * declared

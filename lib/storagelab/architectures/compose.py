@@ -20,7 +20,7 @@ def extend(
     clash = set(own) & set(topology.params)
     if clash:
         raise ValueError(f"{name}: the preset already has parameters named {', '.join(sorted(clash))}")
-    p = ParamSet(name, {**own, **topology.params.declared()}, overrides)
+    p = ParamSet(name, {**own, **topology.params.declared()}, overrides, family=topology.params.family)
     for k in topology.params:  # read by the preset when it built the topology
         p[k]
     return p

@@ -89,9 +89,19 @@ class ParamSet(Mapping[str, Param]):
     that has an uncertainty is recorded as declared (with overrides, before a draw)."""
 
     def __init__(
-        self, preset: str, params: Mapping[str, Param], overrides: Mapping[str, object] | None = None
+        self,
+        preset: str,
+        params: Mapping[str, Param],
+        overrides: Mapping[str, object] | None = None,
+        *,
+        family: str | None = None,
     ) -> None:
         self.preset = preset
+        #: The name the uncertainty analysis keys this preset's parameters by, ``(family, parameter)``:
+        #: the presets of one system in several configurations (host paths, X-Bricks, a cache in front)
+        #: share it, so that a scenario building two of them draws one value of each physical unknown
+        #: they share (a parameter read in both with two distributions is refused). Default: ``preset``.
+        self.family = family or preset
         self._params = dict(params)
         self._defaults = dict(params)  # as the preset declares them, before overrides
         self._read: set[str] = set()
@@ -115,9 +125,11 @@ class ParamSet(Mapping[str, Param]):
             )  # fmt: skip
         self._undrawn = dict(self._params)  # with overrides, before a draw: what a recording records
         for (drawn_preset, name), value in current_parameter_draw().items():
-            if drawn_preset != preset or name not in self._params or name in (overrides or {}):
+            if drawn_preset != self.family or name not in self._params or name in (overrides or {}):
                 continue
             p = self._params[name]
+            if p.uncertainty is None and p.prior is None:
+                continue  # not uncertain here: a family's other preset may draw a parameter this one states
             new = _override_value(preset, name, p, value)
             was = repr(p.value) if p.unit in (PRESET_UNIT, CHOICE_UNIT) else f"{p.value} {p.unit}"
             spread = p.uncertainty.describe() if p.uncertainty is not None else "no stated distribution"
@@ -141,7 +153,7 @@ class ParamSet(Mapping[str, Param]):
         except KeyError:
             raise KeyError(f"preset {self.preset!r} declares no parameter {name!r}") from None
         self._read.add(name)
-        record_uncertain(self.preset, name, self._undrawn[name])
+        record_uncertain(self.family, name, self._undrawn[name])
         if self.scale != 1.0 and p.capacity in ("rate", "time") and p.origin != "fit":
             f = self.scale if p.capacity == "rate" else 1 / self.scale
             value = p.value * f

@@ -444,7 +444,7 @@ def evaluate(
     ``uncertainty``: with ``n > 0``, each claim's model also runs over ``n`` draws of the uncertain
     parameters it reads (at ``seed``: common random numbers) and at seeds ``seed + 1`` and ``seed + 2``
     for its noise, and the table gains the calibration's uncertainty columns (``median``, ``low80``,
-    ``high80``, ``low95``, ``high95``, ``draws``, ``drivers``, ``halving_shift``;
+    ``high80``, ``low95``, ``high95``, ``draws``, ``drivers``, ``left_out_of_fit``, ``halving_shift``;
     :mod:`storagelab.uncertainty.propagation`). The runs beyond the nominal ones go to a local Dask cluster
     of ``workers`` processes (``None``: one per core; 1: here)."""
     if isinstance(uncertainty, bool) or not isinstance(uncertainty, int) or uncertainty < 0:
@@ -488,9 +488,9 @@ def evaluate(
     return pl.concat([frame, pl.DataFrame(extra, schema=_UNCERTAINTY_SCHEMA)], how="horizontal")
 
 
-#: The uncertainty columns of :func:`evaluate` (the calibration's, less ``left_out_of_fit``: no envelope
-#: claim is ever fitted on).
-_UNCERTAINTY_SCHEMA = {k: v for k, v in UNCERTAINTY_SCHEMA.items() if k != "left_out_of_fit"}
+#: The uncertainty columns of :func:`evaluate`: the calibration's (``left_out_of_fit`` is always false: no
+#: fit was fitted on an envelope row, so none is left out).
+_UNCERTAINTY_SCHEMA = UNCERTAINTY_SCHEMA
 #: The seeds beyond ``seed`` that measure an envelope claim's simulation noise.
 NOISE_SEEDS = 2
 
@@ -532,7 +532,7 @@ def _uncertainty(
             results[m] = {
                 **iv.as_row(), "drivers": drivers(design, draws), "halving_shift": stability(draws, reps, reps[0]),
             }  # fmt: skip
-    return [results[id(c.measure)] for c in CLAIMS]
+    return [{**results[id(c.measure)], "left_out_of_fit": False} for c in CLAIMS]
 
 
 def _one(i: int, seed: int, quick: bool, draw: dict | None) -> float:

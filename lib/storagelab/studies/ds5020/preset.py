@@ -95,6 +95,11 @@ FITTED_HOST_IO_TIME_MS = 0.262
 HOST_PORT_OVERHEAD_US, HOST_PORT_OVERHEAD_RANGE_US = 5.0, (2.5, 10.0)
 
 
+#: The name the uncertainty analysis keys every DS5020 preset's parameters by (one array, in several layouts
+#: and host-path counts: one draw of each unknown they share).
+FAMILY = "DS5020 Express"
+
+
 def params(host_paths: int = 8) -> dict[str, Param]:
     """The DS5020 model's parameters, each with its origin."""
     return {
@@ -352,7 +357,7 @@ def ds5020(host_paths: int = 8, tiles: int = 4, **overrides: object) -> Topology
     if not isinstance(tiles, int) or not 1 <= tiles <= 4:
         raise ValueError(f"tiles must be 1..4, got {tiles!r}")
     name = f"DS5020 Express, {host_paths} host paths"
-    p = ParamSet(name, params(host_paths), overrides)
+    p = ParamSet(name, params(host_paths), overrides, family=FAMILY)
     build = _Volumes(p, tiles * sum(d for _, d in TILE_LAYOUT.values()), tiles * len(TILE_LAYOUT))
     figure20 = len(build.controllers) == 2  # Figure 20's ownership; round robin on other controller counts
 
@@ -371,7 +376,7 @@ def ds5020_characterization(host_paths: int = 8, **overrides: object) -> Topolog
     """The 3.1 GB/s characterization layout: eight 4-drive RAID-10 LUNs (32 drives), ``lun-1`` ..
     ``lun-8``, through ``host_paths`` FC paths, owned by the two controllers in turn (not stated)."""
     name = f"DS5020 Express characterization, {host_paths} host paths"
-    p = ParamSet(name, params(host_paths), overrides)
+    p = ParamSet(name, params(host_paths), overrides, family=FAMILY)
     build = _Volumes(p, 8 * 4, 8)
     volumes = {f"lun-{i}": build.volume(f"lun-{i}", "RAID-10", 4) for i in range(1, 9)}
     return Topology(name, volumes, p, roles={"read caches": build.read_caches}, stages=build.stages(volumes))

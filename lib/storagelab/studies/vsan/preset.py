@@ -192,6 +192,13 @@ _CYCLES_SPREAD = (
 )
 
 
+#: The name the uncertainty analysis keys every configuration's parameters by: one ESXi 5.5 / vSAN 5.5
+#: software stack in three builds, so a parameter of the stack (its per-IO cycles, its delay) is one draw in
+#: a scenario that builds two configurations; a parameter one configuration states and another guesses is
+#: drawn only where it is a guess.
+FAMILY = "Virtual SAN 5.5"
+
+
 def params(configuration: str) -> dict[str, Param]:
     """The model's parameters for one configuration, each with its origin."""
     if configuration not in CONFIGURATIONS:
@@ -420,7 +427,7 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     """A Virtual SAN datastore (volume ``datastore``) in one of :data:`CONFIGURATIONS`; any parameter
     of :func:`params` can be overridden by name (``vsan("all-flash NVMe", hosts=8)``)."""
     name = f"Virtual SAN 5.5, {configuration}"
-    p = ParamSet(name, params(configuration), overrides)
+    p = ParamSet(name, params(configuration), overrides, family=FAMILY)
     placement = int(p["placement"].si)
     per_host = int(p["capacity_devices_per_host"].value)
     nodes = []
