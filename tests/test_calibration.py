@@ -455,8 +455,8 @@ def test_cli_out_in_a_missing_folder_fails_before_running(monkeypatch, tmp_path)
 def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsan_result):
     calls = []
 
-    def fake(study, *, quick, replications, perturbed_replications, seed, progress, workers):
-        calls.append((study, quick, replications, perturbed_replications, seed, workers))
+    def fake(study, *, quick, replications, perturbed_replications, seed, progress, workers, uncertainty):
+        calls.append((study, quick, replications, perturbed_replications, seed, workers, uncertainty))
         progress("vsan: first scenario")
         return vsan_result
 
@@ -478,7 +478,7 @@ def test_cli_writes_every_row_and_prints_the_headline(monkeypatch, tmp_path, vsa
         ],
     )
     assert result.exit_code == 0, result.output
-    assert calls == [("vsan", True, 2, None, 1, 1)]  # None: calibrate() picks the default
+    assert calls == [("vsan", True, 2, None, 1, 1, 0)]  # None: calibrate() picks the default; no draws
     assert "vsan: first scenario" in result.output
     assert "informative predicted claims within tolerance" in result.output
     assert "Insensitive predicted claims" in result.output and "Derived claims" in result.output

@@ -122,3 +122,13 @@ def test_stability_is_the_bounds_shift_on_half_the_draws_over_the_width():
 def test_a_negative_or_fractional_number_of_draws_is_refused():
     with pytest.raises(ValueError, match="whole number of draws"):
         run_scenarios([_scenario()], set(), replications=2, sensitivity=False, uncertainty=-1)
+
+
+def test_the_command_refuses_a_negative_number_of_draws_before_any_run():
+    from typer.testing import CliRunner
+
+    from storagelab.cli import app
+
+    result = CliRunner().invoke(app, ["calibrate", "--study", "vplex", "--quick", "--uncertainty", "-2"])
+    assert result.exit_code != 0 and "--uncertainty must be a number of draws >= 0, got -2" in result.output
+    assert "Traceback" not in result.output
