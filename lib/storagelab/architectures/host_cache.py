@@ -31,6 +31,7 @@ from storagelab.components.host_cache import Guests, HostFlashCache, WarmHostCac
 from storagelab.kernel.component import Component
 from storagelab.kernel.station import Station
 from storagelab.provenance import PRESET_UNIT, Param
+from storagelab.uncertainty import Choice, Uniform
 
 __all__ = [
     "card_bytes",
@@ -52,10 +53,15 @@ def host_cache_params() -> dict[str, Param]:
                             "mezzanine card' in the SQL host (device preset 'ioDrive2 785GB', datasheet figures)",
                             capacity="device"),
         "host_cache_share": Param(1.0, "ratio", "assumption", "share of the card given to the cached guests; the study "
-                             "caches only the SQL VMs' E:\\ drives and does not state a split, so all of it"),
+                             "caches only the SQL VMs' E:\\ drives and does not state a split, so all of it. Uncertainty: "
+                             "uniform on 0.25-1: any share from 4 x 50 GB / 785 GB = 0.255 up holds the four disks "
+                             "whole; the study does not say whether ioTurbine kept part of the card back",
+                             uncertainty=Uniform(0.25, 1.0)),
         "host_cache_guest_disk": Param(50, "GB", "document", f"{_DOC}: the E:\\ drive 'contains both the 50 GB test database "
                             "plus the tempdb database' (each guest's cached disk)"),
-        "host_cache_block": Param(8, "KiB", "assumption", "cache block: one SQL Server page"),
+        "host_cache_block": Param(8, "KiB", "assumption", "cache block: one SQL Server page. Uncertainty: 4, 8 or "
+                            "16 KiB, equally likely (ioTurbine's block is not stated; a flash page, a SQL Server "
+                            "page or two); it matters only to a cold (LRU) cache", uncertainty=Choice((4, 8, 16))),
         "host_cache_capacity": host_cache_capacity_param(),
     }  # fmt: skip
 
@@ -64,7 +70,9 @@ def host_cache_capacity_param() -> Param:
     """The wrapper's ``host_cache_capacity``: the card's bytes the host cache may use (GB); 0, the
     default, takes a flash card's own capacity; a memory tier has none, so a RAM cache must set it."""
     return Param(0, "GB", "assumption", "bytes of the card the host cache may use; 0 takes a flash card's own "
-                 "capacity (its device preset's); a memory tier has none, so set it", low=0.0)  # fmt: skip
+                 "capacity (its device preset's); a memory tier has none, so set it. Uncertainty: only 0 (the "
+                 "card's own, a datasheet figure): a number between would be another configuration, not a draw",
+                 low=0.0, uncertainty=Choice((0,)))  # fmt: skip
 
 
 def card_bytes(p: ParamSet, device: object) -> int:

@@ -34,6 +34,7 @@ from storagelab.components.replication import (
 )
 from storagelab.kernel.component import Component
 from storagelab.provenance import Param
+from storagelab.uncertainty import Choice, LogUniform, Uniform
 
 __all__ = ["async_pair", "engine_params", "metro", "replication_params"]
 
@@ -83,10 +84,14 @@ def replication_params(kind: str = "metro") -> dict[str, Param]:
     engine's per-write cost at each end (:func:`engine_params`)."""
     out = {
         "wan_rtt": Param(1.0, "ms", "assumption", "round trip of a metro distance (about 100 km of fibre at "
-                         "5 us/km each way); set it for your sites", low=0.0),
-        "wan_bandwidth": Param(1250, "MB/s", "assumption", "one 10 Gb/s inter-site link", capacity="rate"),
+                         "5 us/km each way); set it for your sites. Uniform on 0-5 ms: synchronous "
+                         "replication is run up to about 5 ms RTT", low=0.0, uncertainty=Uniform(0.0, 5.0)),
+        "wan_bandwidth": Param(1250, "MB/s", "assumption", "one 10 Gb/s inter-site link. Log-uniform on "
+                               "125-5,000 MB/s: from a 1 Gb/s link to four 10 Gb/s", capacity="rate",
+                               uncertainty=LogUniform(125.0, 5000.0)),
         "detection_time": Param(5, "s", "assumption", "time before the surviving site continues alone after "
-                                "losing its peer (a typical detach delay)", low=0.0),
+                                "losing its peer (a typical detach delay). Log-uniform on 1-30 s: the delay is "
+                                "configurable", low=0.0, uncertainty=LogUniform(1.0, 30.0)),
     } | engine_params()  # fmt: skip
     if kind == "metro":
         return out
@@ -94,9 +99,11 @@ def replication_params(kind: str = "metro") -> dict[str, Param]:
         raise ValueError(f"replication kind must be 'metro' or 'async', got {kind!r}")
     return out | {
         "buffer": Param(1, "GB", "assumption", "what the replication log or delta sets may hold before host "
-                        "writes are throttled"),
+                        "writes are throttled. Log-uniform on 0.25-16 GB: a log or cache share of an array of "
+                        "the era", uncertainty=LogUniform(0.25, 16.0)),
         "cycle": Param(0, "s", "assumption", "0: a write-order log (DRBD); > 0: delta sets closed every cycle "
-                       "(VPLEX Geo)", low=0.0),
+                       "(VPLEX Geo). Uncertainty: only its value: it selects the mechanism the caller "
+                       "builds, not a quantity to draw", low=0.0, uncertainty=Choice((0,))),
     }  # fmt: skip
 
 

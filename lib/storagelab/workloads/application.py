@@ -226,6 +226,39 @@ class ApplicationWorkload:
             )
         return replace(self, params={**self.params, key: param})
 
+    def with_stream(
+        self,
+        stream: str,
+        *,
+        read_pct: float | None = None,
+        io_size: int | None = None,
+        rate: float | None = None,
+    ) -> ApplicationWorkload:
+        """This workload with its stream named ``stream`` changed: the share of its IOs that are reads
+        (``read_pct``, %), its one IO size (``io_size``, bytes: the spec must have a single size) or its
+        open-loop rate (``rate``, IO/s); its ``params`` are kept (a study that reads a drawn value through a
+        :class:`~storagelab.architectures.parameters.ParamSet` builds the streams from it and keeps the
+        declared numbers)."""
+        names = [s.name for s in self.streams]
+        if stream not in names:
+            raise KeyError(f"workload {self.name!r} has no stream {stream!r}; it has: {', '.join(names)}")
+        old = self.streams[names.index(stream)]
+        spec = old.spec
+        if read_pct is not None or io_size is not None:
+            update: dict[str, object] = {}
+            if read_pct is not None:
+                update["read_pct"] = float(read_pct)
+            if io_size is not None:
+                if len(spec.sizes) != 1:
+                    raise ValueError(
+                        f"stream {stream!r}: io_size replaces a single size; the spec mixes {len(spec.sizes)}"
+                    )
+                update["sizes"] = (spec.sizes[0].model_copy(update={"size": int(io_size)}),)
+            spec = AccessSpec.model_validate({**spec.model_dump(), **update})
+        new = replace(old, spec=spec) if rate is None else replace(old, spec=spec, rate=float(rate))
+        streams = tuple(new if s.name == stream else s for s in self.streams)
+        return replace(self, streams=streams)
+
     def from_time(self, t: float) -> ApplicationWorkload:
         """This workload as it runs from ``t`` s on: each open-loop stream's schedule starts at ``t``
         (:meth:`PhaseSchedule.after`); streams without a schedule are unchanged. A run of the result

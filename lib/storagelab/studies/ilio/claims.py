@@ -4,6 +4,8 @@ Tier-2 load that reaches it from behind Atlantis ILIO during the boot storm and 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import polars as pl
 from scipy.optimize import brentq
@@ -14,7 +16,15 @@ from storagelab.kernel.simulation import SimulationResult
 from storagelab.provenance import Param
 from storagelab.studies.fits import fits_of
 from storagelab.studies.ilio import preset
-from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, atlantis_vdi_iometer, login_vsi_run
+from storagelab.studies.ilio.workloads import (
+    DESKTOP_DISK,
+    DESKTOPS,
+    annotate,
+    atlantis_vdi_iometer,
+    login_vsi_run,
+    reader,
+)
+from storagelab.uncertainty import Choice, LogUniform, Uniform
 from storagelab.workloads import catalogue
 from storagelab.workloads.application import ApplicationWorkload, combine
 from storagelab.workloads.catalogue.vdi import BOOT_DURATION_S
@@ -27,15 +37,29 @@ FITTED_TEST_FILE_GB = 4.53
 TEST_FILE_FITTED_ON = ("iom-eql-lat",)
 
 
-def baseline_workload(test_file_gb: float = FITTED_TEST_FILE_GB) -> ApplicationWorkload:
+#: The fitted test file's spread and prior (GB): see :func:`baseline_workload`.
+TEST_FILE_SPREAD = Uniform(4.51, 4.55)
+TEST_FILE_PRIOR = LogUniform(1.0, 32.0)
+
+
+def baseline_workload(test_file_gb: float | None = None) -> ApplicationWorkload:
     """Iometer with the Atlantis VDI pattern on the EqualLogic (7.1.3) over a test file of
     ``test_file_gb``: the file's size is not stated (the desktop's disk is 32 GB), and a read latency of
     1.08 ms on 7.2K drives says most reads hit the controller's cache, so it is fitted on that latency
-    (:func:`fit`): it is the Iometer test's working set, not a property of the array."""
+    (:func:`fit`): it is the Iometer test's working set, not a property of the array. None: the fitted
+    :data:`FITTED_TEST_FILE_GB`, read through the workloads' ParamSet (drawn inside a parameter draw)."""
+    size = Param(FITTED_TEST_FILE_GB, "GB", "fit", "the Iometer test file: read latency 1.0752 ms (iom-eql-lat) by "
+                 "storagelab.studies.ilio.claims.fit", fitted_on=TEST_FILE_FITTED_ON)  # fmt: skip
+    size = annotate("baseline: span", size, TEST_FILE_SPREAD, (
+        "Uncertainty: uniform on 4.51-4.55 GB: the row is stated to 0.1 us, so the spread is the fit's own "
+        "simulation noise: the root found with seeds 2, 3 and 4 (long runs) was 4.526, 4.526 and 4.538 GB "
+        "(seed 1: 4.53), widened by the 10 MB the stored value is rounded to. Prior (without the row): "
+        "log-uniform on 1-32 GB, from a small Iometer test file to the desktop's whole 32 GB disk (Iometer's "
+        "default fills the disk)"), TEST_FILE_PRIOR)  # fmt: skip
+    if test_file_gb is None:
+        test_file_gb = float(reader({"baseline: span": size})("baseline: span"))
     if not 0 < test_file_gb <= DESKTOP_DISK / 1e9:
         raise ValueError(f"EqualLogic baseline: test_file_gb must be in (0, 32] GB, got {test_file_gb!r}")
-    size = Param(test_file_gb, "GB", "fit", "the Iometer test file: read latency 1.0752 ms (iom-eql-lat) by "
-                 "storagelab.studies.ilio.claims.fit", fitted_on=TEST_FILE_FITTED_ON)  # fmt: skip
     return atlantis_vdi_iometer(span=int(test_file_gb * 1e9)).with_param("span", size)
 
 
@@ -101,18 +125,68 @@ def iometer_on_ilio_workload() -> ApplicationWorkload:
         per_worker, "count", "fit", f"Little's law: {iops:,.0f} IOPS x {lat_ms} ms / 4 workers",
         fitted_on=("iom-ilio-lat-read", "iom-ilio-lat-write"),
     )  # fmt: skip
-    return atlantis_vdi_iometer(workers=4, outstanding=per_worker).with_param("outstanding", outstanding)
+    outstanding = annotate("iometer on ilio: outstanding", outstanding, Choice((per_worker,)), (
+        "Uncertainty: only this count: each fitted row alone gives it (read 0.4349 ms: 3.99, write 0.4362 ms: "
+        "4.00 per worker), and a count is whole. Prior (without the rows): 1-32 per worker, the powers of two "
+        "Iometer tests are run at"), Choice((1, 2, 4, 8, 16, 32)))  # fmt: skip
+    drawn = int(reader({"iometer on ilio: outstanding": outstanding})("iometer on ilio: outstanding"))
+    return atlantis_vdi_iometer(workers=4, outstanding=drawn).with_param("outstanding", outstanding)
 
 
-def boot_storm_workload() -> ApplicationWorkload:
-    """The 75-desktop boot storm behind ILIO, the broker interval fitted on the published boot time."""
+#: The boot storm's assumed and fitted numbers (keys as the workloads' ParamSet names them): distribution,
+#: a fit's prior, and why.
+BOOT_DISTRIBUTIONS = {
+    "power_on_interval": (Uniform(2.08, 2.135), LogUniform(0.1, 5.0), (
+        "Uncertainty: uniform on 2.08-2.135 s: the row is stated to the second ('2 minutes and 50 seconds', +/- "
+        "0.5 s) and the fit takes off one boot, 'about 12 s' read as 10-14 s: (170 s - 14 or 10 s) / 75. Prior "
+        "(without the row): log-uniform on 0.1-5 s, a broker's power-on pace from several desktops a second (the "
+        "NexGen study's 0.48 s) to one every few seconds")),
+    "ios_per_boot": (Choice((21700, 24112, 26500), (1.0, 2.0, 1.0)),
+                     Choice((6000, 8000, 11000, 15000, 20000, 24112, 30000)), (
+        "Uncertainty: 24,112 (twice as likely) or 10 % either side: the row (6,028 IOPS) is stated to the IOPS, "
+        "so the spread is the fit's reading of the 5-minute window: idle desktops' IOs after their boot inside "
+        "it (fewer IOs per boot) or part of the storm in the sample before (more). Prior (without the row): "
+        "6,000-30,000 IOs per boot, equally likely, about log-spaced: the NexGen study's burst ('over 20,000 "
+        "IOPS' beside 600 boots at 2.1 a second) implies about 7,000, a floor")),
+    "boot_duration": (Uniform(10.0, 14.0), None, "Uncertainty: uniform on 10-14 s, 'about 12 s' read to +/- 2 s"),
+    "read_pct": (Uniform(70.0, 95.0), None, (
+        "Uncertainty: uniform on 70-95 %: published Windows 7 boot traces are mostly reads (the image, the "
+        "registry) with some writes (page file, logs); the study states no ratio")),
+}  # fmt: skip
+
+
+def _boot_values() -> tuple[dict[str, Param], Callable[[str], float]]:
+    """The boot storm's declared numbers (annotated, keyed as the storm declares them) and their values as
+    this context reads them (drawn inside a parameter draw)."""
     interval = Param(
         power_on_interval_s(), "s", "fit", "(170 s - one 12 s boot) / 75 desktops, on the published boot time",
         fitted_on=("boot-time-75",),
     )  # fmt: skip
-    storm = catalogue.boot_storm(desktops=DESKTOPS, power_on_rate=1 / interval.value,
-                                 boot_duration=BOOT_DURATION_S, span=DESKTOP_DISK)  # fmt: skip
-    return combine("boot storm", [storm.with_param("power_on_interval", interval)])
+    declared = catalogue.boot_storm(desktops=DESKTOPS, power_on_rate=1 / interval.value,
+                                    boot_duration=BOOT_DURATION_S, span=DESKTOP_DISK).params  # fmt: skip
+    params = {**declared, "power_on_interval": interval}
+    for key, (dist, prior, why) in BOOT_DISTRIBUTIONS.items():
+        params[key] = annotate(f"boot storm: {key}", params[key], dist, why, prior)
+    value = reader({f"boot storm: {k}": params[k] for k in BOOT_DISTRIBUTIONS})
+    return params, lambda key: value(f"boot storm: {key}")
+
+
+def boot_storm_workload() -> ApplicationWorkload:
+    """The 75-desktop boot storm behind ILIO, the broker interval fitted on the published boot time (its
+    numbers as drawn inside a parameter draw; the declared ones stored on it)."""
+    params, value = _boot_values()
+    storm = catalogue.boot_storm(
+        desktops=DESKTOPS, power_on_rate=1 / value("power_on_interval"), ios_per_boot=value("ios_per_boot"),
+        boot_duration=value("boot_duration"), span=DESKTOP_DISK,
+    ).with_stream("boot storm", read_pct=value("read_pct"))  # fmt: skip
+    return combine("boot storm", [replace(storm, params=params)])
+
+
+def boot_length_s() -> float:
+    """The boot storm's length (s) as the generator schedules it: desktops x power-on interval + one boot
+    (as drawn inside a parameter draw)."""
+    _params, value = _boot_values()
+    return DESKTOPS * value("power_on_interval") + value("boot_duration")
 
 
 def scenarios() -> list[Scenario]:
@@ -147,7 +221,7 @@ def scenarios() -> list[Scenario]:
     def boot(seed: int, quick: bool) -> dict[str, float]:
         # as the study measured it: the mean over its 5-minute window, which holds the whole storm
         t1, t2 = tier_iops(boot_storm_workload(), seed, {"warmup": 0.0, "duration": boot_window_s()})
-        length = (DESKTOPS * power_on_interval_s() + BOOT_DURATION_S) if math.isfinite(t2) else math.nan
+        length = boot_length_s() if math.isfinite(t2) else math.nan
         return {"boot-t2-peak": t2, "boot-time-75": length, "exec-iops-reduction": 100 * (1 - t2 / t1)}
 
     def iometer_on_ilio(seed: int, quick: bool) -> dict[str, float]:
@@ -276,11 +350,18 @@ def tier2_iops(res: SimulationResult, topo: Topology) -> float:
     return float(accepted.sum()) / res.measured
 
 
-def fitted_on() -> dict[str, tuple[str, ...]]:
-    """Fitted parameters of the EqualLogic model and the ILIO workloads, and the points they were fitted on."""
-    return fits_of(
+def parameter_sets() -> list[Mapping[str, Param]]:
+    """Every preset and workload parameter set this study's scenarios are built from."""
+    return [
+        preset.equallogic().params,
         preset.equallogic(ilio=True).params,
         boot_storm_workload().params,
         iometer_on_ilio_workload().params,
         baseline_workload().params,
-    )
+        login_vsi_run(DESKTOPS).params,
+    ]
+
+
+def fitted_on() -> dict[str, tuple[str, ...]]:
+    """Fitted parameters of the EqualLogic model and the ILIO workloads, and the points they were fitted on."""
+    return fits_of(*parameter_sets())

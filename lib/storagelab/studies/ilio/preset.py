@@ -29,6 +29,7 @@ from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Delay, Link, Path, ResponseTimeProbe, Station
 from storagelab.kernel.component import Component
 from storagelab.provenance import PRESET_UNIT, Param
+from storagelab.uncertainty import Choice, LogUniform, Uniform
 from storagelab.workloads.content import ContentModel
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
@@ -44,17 +45,32 @@ def params(ilio: bool = False) -> dict[str, Param]:
                        "'7.2K NL-SAS')", capacity="device"),
         "link_rate": Param(117, "MB/s", "device-physics", f"{_DOC}: 'Network connectivity 1Gb/sec'; 1 GbE carries "
                            "about 117 MB/s of iSCSI payload after Ethernet/IP/TCP framing", capacity="rate"),
-        "controller_overhead": Param(50, "us", "assumption", "per-IO processing of the active controller; not stated",
-                                     capacity="time"),
+        "controller_overhead": Param(50, "us", "assumption", "per-IO processing of the active controller; not stated. "
+                                     "Log-uniform on 20-200 us: mid-range controllers of the era take tens to a few "
+                                     "hundred us per IO (tens of thousands of cached IOPS per controller); nothing in "
+                                     "the document narrows it", capacity="time", uncertainty=LogUniform(20.0, 200.0)),
         "controller_bandwidth": Param(2, "GB/s", "assumption", "the controller's internal transfer rate: set far "
-                                      "above the 1 GbE link so that it never binds; not stated", capacity="rate"),
-        "cache_block": Param(4, "KiB", "assumption", "write-cache allocation unit; not stated"),
+                                      "above the 1 GbE link so that it never binds; not stated. Log-uniform on 0.5-4 GB/s: "
+                                      "any internal bus of the era; all of it is far above the link's 117 MB/s, so the "
+                                      "draw has no effect on the results", capacity="rate",
+                                      uncertainty=LogUniform(0.5, 4.0)),
+        "cache_block": Param(4, "KiB", "assumption", "write-cache allocation unit; not stated. One of 4-64 KiB "
+                             "(equally likely): from the workloads' 4 KiB IO to the stripe element",
+                             uncertainty=Choice((4, 8, 16, 32, 64))),
         "cache_write_latency": Param(0.2, "ms", "assumption", "write acknowledged from mirrored controller cache; "
-                                     "not stated"),
+                                     "not stated. Log-uniform on 0.05-0.5 ms: a copy to the partner controller's "
+                                     "cache over its internal link takes tens to hundreds of us",
+                                     uncertainty=LogUniform(0.05, 0.5)),
         "write_headroom": Param(4, "MiB", "assumption", "steady state of a long run: the cache is at its destage "
-                                "threshold, so writes are admitted as destaging frees space (as in the DS5020 model)"),
-        "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated"),
-        "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated"),
+                                "threshold, so writes are admitted as destaging frees space (as in the DS5020 model). "
+                                "Log-uniform on 1-64 MiB: the free space kept at the threshold is not stated; from a "
+                                "few stripes to a small share of the 4 GB cache", uncertainty=LogUniform(1.0, 64.0)),
+        "destage_concurrency": Param(16, "count", "assumption", "destage IOs in flight; not stated. One of 4-64 "
+                                     "(equally likely): from a few per drive pair to several per drive of the 24",
+                                     uncertainty=Choice((4, 8, 16, 32, 64))),
+        "stripe_unit": Param(64, "KiB", "assumption", "EqualLogic RAID stripe element; not stated. One of 32-256 "
+                             "KiB, the stripe units arrays of the era default to (equally likely)",
+                             uncertainty=Choice((32, 64, 128, 256))),
         "drive_ordering": command_ordering(source=(
             "the 7.2K NL-SAS drives queue commands (SAS tagged command queuing) and order them by access time "
             "(seek and rotation), as drives of the era with rotational position ordering do; the same declaration "
@@ -63,8 +79,12 @@ def params(ilio: bool = False) -> dict[str, Param]:
         )),
         "controller_cache": Param(4, "GB", "assumption", "the active controller's cache, read through as an LRU "
                                   "over what the workloads read (Dell's PS6100 series has 4 GB per controller; "
-                                  "not in the document)"),
-        "iscsi_latency": Param(0.1, "ms", "assumption", "iSCSI initiator + switch round trip; not stated"),
+                                  "not in the document). Uncertainty: 2 or 4 GB, equally likely: recalled, and the "
+                                  "PS6000 series before it had 2 GB per controller",
+                                  uncertainty=Choice((2, 4))),
+        "iscsi_latency": Param(0.1, "ms", "assumption", "iSCSI initiator + switch round trip; not stated. Uniform "
+                               "on 0.05-0.3 ms: a software initiator and a 1 GbE switch hop take tens of us each way; "
+                               "nothing in the document narrows it", uncertainty=Uniform(0.05, 0.3)),
     }  # fmt: skip
     if ilio:
         p |= ilio_params()
@@ -93,11 +113,18 @@ def ilio_params() -> dict[str, Param]:
                           "Virtual Machine 170 GB'"),
         "ilio_cpu_per_io": Param(round(2 / 36676.27 * 1e6, 2), "us", "fit", "ILIO CPU time per 4 KiB IO, read or "
                                  "write (fingerprint, compression or lookup): 2 vCPUs / 36,676.27 IOPS, the Iometer "
-                                 "maximum on ILIO (7.1.3), taken as CPU-bound", fitted_on=ILIO_CPU_FITTED_ON,
-                                 capacity="time"),
+                                 "maximum on ILIO (7.1.3), taken as CPU-bound. Uncertainty: uniform on 46.4-54.53 us: the "
+                                 "row is stated to 0.01 IOPS, so the spread is the fit's premise, the two vCPUs busy "
+                                 "85-100 % of the time at that maximum (2 x 0.85 / 36,676 = 46.4 us). Prior (without "
+                                 "the row): log-uniform on 10-200 us, software fingerprinting and compression of a "
+                                 "4 KiB block on a Xeon core of 2013 plus the NFS path",
+                                 fitted_on=ILIO_CPU_FITTED_ON, capacity="time",
+                                 uncertainty=Uniform(46.4, round(2 / 36676.27 * 1e6, 2)),
+                                 prior=LogUniform(10.0, 200.0)),
         "ilio_ram_latency": Param(50, "us", "assumption", "memory access and the hypervisor's NFS path per IO, "
                                   "besides the CPU time; not stated (the 0.42 ms Iometer response includes queueing "
-                                  "for the CPUs)"),
+                                  "for the CPUs). Log-uniform on 10-200 us: a hypervisor's NFS round trip in one host "
+                                  "takes tens to a couple of hundred us", uncertainty=LogUniform(10.0, 200.0)),
         "ilio_desktop_data": Param(16.2, "GB", "document", f"{_DOC}, 7.1.1: 'Thin: 500 * 16.2GB = 8.1 TB' without "
                                    "ILIO: the data each desktop's 32 GB disk holds, the image's content and the "
                                    "desktop's own (not the image: the image is the part the desktops share, "
@@ -107,18 +134,25 @@ def ilio_params() -> dict[str, Param]:
                                      "Server RAM utilized 281.89 GB' for 500 desktops on 7 hosts: 40.3 GB per host of "
                                      "71.4 desktops holds the image once and each desktop's own data, compressed; at "
                                      "ilio_compression 2, (40.3 x 2 - 16.2) / (16.2 x 70.4) = 5.6 %. An upper estimate "
-                                     "(the RAM also holds transient data and the index): the evidence allows 0-5.6 %"),
+                                     "(the RAM also holds transient data and the index): the evidence allows 0-5.6 %. "
+                                     "Uncertainty: uniform on 1-5.6 %: a desktop's own data is never nil (its page "
+                                     "file, profile and logs, at least about 160 MB of 16.2 GB)",
+                                     uncertainty=Uniform(1.0, DIVERGED_SHARE_PCT)),
         "ilio_desktops_in_ram": Param(1, "count", "document", f"{_DOC}, 3.2: 'Atlantis ILIO In-Memory Storage "
                                       "technology places all primary storage in server RAM' and 4.1: 'All VDI desktops "
                                       "execute from compute host RAM functioning as Tier 1': each desktop's own data "
                                       "is in the ILIO VM's RAM before the run, so reading it never reaches the array "
                                       "(1; 0: read from the array at its first read)", choices=(0, 1), low=0),
         "ilio_compression": Param(2.0, "ratio", "assumption", "mean compression ratio of desktop blocks ('wire-speed "
-                                  "compression'; no ratio stated)", low=1.0, high=20.0),
+                                  "compression'; no ratio stated). Log-uniform on 1.3-3: what fast (LZ-class) compressors "
+                                  "reach on operating-system and application blocks", low=1.0, high=20.0,
+                                  uncertainty=LogUniform(1.3, 3.0)),
         "ilio_segment": Param(64, "KiB", "assumption", "Fast Replication writes unique data to the array "
-                              "coalesced into 64 KiB writes (the EqualLogic stripe element); not stated"),
+                              "coalesced into 64 KiB writes (the EqualLogic stripe element); not stated. One of 16-256 "
+                              "KiB (equally likely)", uncertainty=Choice((16, 32, 64, 128, 256))),
         "ilio_coalesce_delay": Param(100, "ms", "assumption", "longest a unique block waits to be coalesced; "
-                                     "not stated"),
+                                     "not stated. Log-uniform on 10-1,000 ms: write-gathering timers run from "
+                                     "milliseconds to a second", uncertainty=LogUniform(10.0, 1000.0)),
     }  # fmt: skip
 
 

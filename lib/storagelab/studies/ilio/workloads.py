@@ -1,10 +1,21 @@
 """The ILIO study's application generators, which no other study runs: the extra Iometer writes beside
 Login VSI (7.1.4), the Login VSI run as the study ran it (:func:`login_vsi_run`) and Iometer with the
-Atlantis VDI pattern (7.1.3). Login VSI and the boot storm are in :mod:`storagelab.workloads.catalogue.vdi`."""
+Atlantis VDI pattern (7.1.3). Login VSI and the boot storm are in :mod:`storagelab.workloads.catalogue.vdi`.
+
+The workloads' assumed and fitted numbers carry their distributions (:data:`DISTRIBUTIONS`, with the
+reason for each range; the claims module's fits add theirs) and are read through a
+:class:`~storagelab.architectures.parameters.ParamSet` named :data:`WORKLOAD_SET` (:func:`reader`), one key
+per quantity, so that a :func:`~storagelab.provenance.parameter_draw` reaches the streams; the ``params``
+stored on a workload are the declared ones, annotated."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from storagelab.architectures.parameters import ParamSet
 from storagelab.provenance import Param
+from storagelab.uncertainty import Choice, Distribution, Uniform
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
 from storagelab.workloads.application import (
     ApplicationWorkload,
@@ -23,6 +34,49 @@ _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 DESKTOPS = 75
 #: A desktop's virtual disk (B): 'Virtual Hard Disk Size 32GB'.
 DESKTOP_DISK = 32 * 10**9
+
+
+#: The ParamSet the workloads' assumed and fitted numbers are read through (the draws' preset name).
+WORKLOAD_SET = "ILIO workloads"
+
+#: Per assumed workload number read through :data:`WORKLOAD_SET` (one key per quantity): its distribution
+#: and why (the fits' are in :mod:`storagelab.studies.ilio.claims`, beside the fits).
+DISTRIBUTIONS: dict[str, tuple[Distribution, str]] = {
+    "atlantis vdi: write_pct": (Uniform(60.0, 90.0), "Uncertainty: uniform on 60-90 %: the pattern's own "
+                                "definition is not quoted; Atlantis's '80% write' is a characterisation, and VDI "
+                                "Iometer patterns of the era run from 60 to 90 % writes"),
+    "atlantis vdi: outstanding": (Choice((1, 2, 4), (2.0, 1.0, 1.0)), "Uncertainty: 1 (Iometer's default, twice as "
+                              "likely), 2 or 4 outstanding IOs per worker: the document does not state them"),
+    "login vsi: write_pct": (Uniform(50.0, 85.0), "Uncertainty: uniform on 50-85 %: Atlantis's 80 % is a vendor's "
+                             "characterisation; Login VSI's medium workload is reported from about half to over "
+                             "four fifths writes"),
+    "login vsi: io_size": (Choice((4, 8, 16)), "Uncertainty: 4, 8 or 16 KiB, equally likely: the 4 KiB is the "
+                           "study's Iometer pattern, not a measurement of Login VSI, whose desktops' IOs are mostly "
+                           "small but of mixed size"),
+    "extra writes: io_size": (Choice((24,)), "Uncertainty: only 24 KiB: the screenshot's spinners read 24 KB and no "
+                              "other reading of the garbled row fits them"),
+    "extra writes: timer_tick": (Choice((1.0, 15.625), (1.0, 3.0)), "Uncertainty: 15.625 ms (three times as "
+                                 "likely) or 1 ms: Windows 7's timer resolution is global, so another program on the "
+                                 "desktop that raises it (a media player in Login VSI's medium workload) makes "
+                                 "Iometer's wait end on a 1 ms tick"),
+}  # fmt: skip
+
+
+def annotate(
+    key: str, p: Param, dist: Distribution | None = None, why: str = "", prior: Distribution | None = None
+) -> Param:
+    """``p`` with its distribution and the reason: :data:`DISTRIBUTIONS`' for ``key``, or ``dist``,
+    ``why`` and a fit's ``prior`` as given."""
+    if dist is None:
+        dist, why = DISTRIBUTIONS[key]
+    return replace(p, source=f"{p.source}. {why}", uncertainty=dist, prior=prior)
+
+
+def reader(params: Mapping[str, Param]) -> Callable[[str], float]:
+    """The value of each of ``params`` (keyed as :data:`WORKLOAD_SET` names them) as this context reads it:
+    drawn inside a parameter draw, as declared otherwise."""
+    ps = ParamSet(WORKLOAD_SET, params)
+    return lambda key: ps[key].value  # type: ignore[return-value]
 
 
 ILIO_EXTRA_WRITE = AccessSpec(name="ILIO extra writes", sizes=(SizeShare(size=24 * 1024, pct=100),), read_pct=0,
@@ -61,9 +115,13 @@ def ilio_extra_writes(
                               "Asynchronous_Delay -> Complete_IO(timeout)) and its source never raises the timer "
                               "resolution (no timeBeginPeriod); recalled, not stated in the document"),
     }  # fmt: skip
-    think = BurstThink(3, 0.070, timer_tick=params["timer_tick"].si)
+    params["io_size"] = annotate("extra writes: io_size", params["io_size"])
+    params["timer_tick"] = annotate("extra writes: timer_tick", params["timer_tick"])
+    value = reader({f"extra writes: {k}": params[k] for k in ("io_size", "timer_tick")})
+    think = BurstThink(3, 0.070, timer_tick=value("extra writes: timer_tick") / 1e3)
     stream = Stream(name, volume, ILIO_EXTRA_WRITE, span, workers=desktops, outstanding=1, think=think)
-    return ApplicationWorkload(name, (stream,), params)
+    workload = ApplicationWorkload(name, (stream,), params)
+    return workload.with_stream(name, io_size=int(value("extra writes: io_size")) * 1024)
 
 
 #: The Atlantis standard VDI Iometer pattern as the ILIO study ran it against the EqualLogic array.
@@ -75,27 +133,37 @@ def atlantis_vdi_iometer(
     name: str = "atlantis vdi",
     *,
     workers: int = 4,
-    outstanding: int = 1,
+    outstanding: int | None = None,
     volume: str = "vdi",
     span: int = DESKTOP_DISK,
 ) -> ApplicationWorkload:
     """Iometer with the Atlantis VDI access pattern (ILIO study 7.1.3): four workers on one desktop VM,
-    4 KiB random IOs, 80 % writes, over the desktop's 32 GB disk."""
+    4 KiB random IOs, 80 % writes (as drawn inside a parameter draw), over the desktop's 32 GB disk, each
+    worker with ``outstanding`` IOs in flight (None: the assumed 1, as drawn inside a parameter draw; a
+    number: the caller's)."""
     need_count("atlantis_vdi_iometer", "workers", workers)
-    need_count("atlantis_vdi_iometer", "outstanding", outstanding)
+    if outstanding is not None:
+        need_count("atlantis_vdi_iometer", "outstanding", outstanding)
     params = {
         "workers": documented(workers, "count", f"{_DOC}, 7.1.3 screenshot: 'Worker 1 Worker 2 Worker 3 Worker 4'"),
         "io_size": Param(4, "KiB", "document", f"{_DOC}, 7.1.3: 7.56 MB/s / 1,934.30 IOPS = 4.0 KiB"),
         "write_pct": assumed(80, "%", "the pattern is defined in a blog post the study links but does not quote; "
                              "Atlantis describes VDI IO as '80% write, 20% read', random"),
-        "outstanding": assumed(outstanding, "count", "not stated; 1,934 IOPS x 1.075 ms read latency ~ 2 IOs in "
-                               "flight, consistent with four QD1 workers and slower writes"),
+        "outstanding": annotate("atlantis vdi: outstanding", assumed(1, "count", "not stated; 1,934 IOPS x 1.075 ms "
+                               "read latency ~ 2 IOs in flight, consistent with four QD1 workers and slower writes"))
+                       if outstanding is None else Param(outstanding, "count", "user", "set by the caller"),
         "span": documented(32, "GB", f"{_DOC}: desktop 'Virtual Hard Disk Size 32GB'"),
     }  # fmt: skip
+    params["write_pct"] = annotate("atlantis vdi: write_pct", params["write_pct"])
+    drawn = ("write_pct",) if outstanding is not None else ("write_pct", "outstanding")  # not the caller's
+    value = reader({f"atlantis vdi: {k}": params[k] for k in drawn})
+    write_pct = value("atlantis vdi: write_pct")
+    if outstanding is None:
+        outstanding = int(value("atlantis vdi: outstanding"))
     stream = Stream(
         name, volume, ATLANTIS_VDI, span, workers=workers, outstanding=outstanding, split_ops=True
     )
-    return ApplicationWorkload(name, (stream,), params)
+    return ApplicationWorkload(name, (stream,), params).with_stream(name, read_pct=100 - write_pct)
 
 
 def login_vsi_run(desktops: int = DESKTOPS, *, extra_writes: bool = True) -> ApplicationWorkload:
@@ -105,7 +173,16 @@ def login_vsi_run(desktops: int = DESKTOPS, *, extra_writes: bool = True) -> App
     (:func:`ilio_extra_writes`). The one place the study's scenario, its scale-out and its sweeps build
     this load, so that the span always follows the desktops run."""
     need_count("login_vsi_run", "desktops", desktops)
-    parts = [login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)]
+    vsi = login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)
+    params = {k: annotate(f"login vsi: {k}", p) if f"login vsi: {k}" in DISTRIBUTIONS else p
+              for k, p in vsi.params.items()}  # fmt: skip
+    value = reader({f"login vsi: {k}": params[k] for k in ("write_pct", "io_size")})
+    vsi = replace(vsi, params=params).with_stream(
+        vsi.name,
+        read_pct=100 - value("login vsi: write_pct"),
+        io_size=int(value("login vsi: io_size")) * 1024,
+    )
+    parts = [vsi]
     if extra_writes:
         parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
     return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)

@@ -7,18 +7,21 @@ steady state."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import polars as pl
 
 from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
 from storagelab.kernel.simulation import SimulationResult
+from storagelab.provenance import Param
 from storagelab.studies.fits import fits_of
 from storagelab.studies.nexgen import preset
 from storagelab.studies.nexgen.workloads import (
     BOOT_DURATION_S,
     IOS_PER_ORDER,
     boot_storm_workload,
+    ios_per_order,
     steady_workload,
     storm_length_s,
 )
@@ -77,6 +80,7 @@ def scenarios() -> list[Scenario]:
     def steady(seed: int, quick: bool) -> dict[str, float]:
         # both scenarios' steady windows in one replication: the OPM ratio needs both with one seed
         t = {"warmup": 3.0, "duration": 8.0} if quick else {"warmup": 10.0, "duration": 70.0}
+        per_order = ios_per_order()  # as drawn, inside a parameter draw
         s1 = preset.nexgen(qos=1).run(steady_workload(), seed=seed, **t).summary()
         s1_oltp = float(s1.filter(pl.col("class") == "oltp")["iops"].sum())
         topo = preset.nexgen(qos=1, host_cache=1)
@@ -85,9 +89,9 @@ def scenarios() -> list[Scenario]:
         per_s = topo.parts["host cache"].timeline().filter(pl.col("time_s") >= t["warmup"])["cache_iops"]
         return {
             "s1-iops-sustained": float(s1["iops"].sum()),
-            "s1-opm": s1_oltp * 60 / IOS_PER_ORDER,
+            "s1-opm": s1_oltp * 60 / per_order,
             "s2-iops-sustained": _array_iops(res, topo),
-            "s2-opm-lo": oltp * 60 / IOS_PER_ORDER,
+            "s2-opm-lo": oltp * 60 / per_order,
             "s2-cache-iops-mean": float(per_s.mean()),
             "s2-cache-iops-burst": float(per_s.max()),
             "s2-cache-iops-peak": float(per_s.max()),
@@ -218,11 +222,17 @@ def scenarios() -> list[Scenario]:
     ]
 
 
-def fitted_on() -> dict[str, tuple[str, ...]]:
-    """Fitted parameters of the N5 model and the workloads, and the points they were fitted on."""
-    return fits_of(
-        preset.nexgen(host_cache=1).params,
+def parameter_sets() -> list[Mapping[str, Param]]:
+    """Every preset and workload parameter set this study's scenarios are built from."""
+    return [
+        preset.nexgen(qos=1, host_cache=1).params,
         boot_storm_workload().params,
+        boot_storm_workload(scenario=2).params,
         steady_workload().params,
         steady_workload(scenario=2).params,
-    )
+    ]
+
+
+def fitted_on() -> dict[str, tuple[str, ...]]:
+    """Fitted parameters of the N5 model and the workloads, and the points they were fitted on."""
+    return fits_of(*parameter_sets())

@@ -52,6 +52,7 @@ from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.qos import ServiceLevels
 from storagelab.studies.nexgen.policies import LUN_POLICY, lun_levels
+from storagelab.uncertainty import Choice, LogUniform, Uniform
 from storagelab.workloads.catalogue.oltp import IOS_PER_ORDER
 
 _DOC = "000_95d1997ae9f905ef.txt (NexGen N5, Principled Technologies)"
@@ -82,8 +83,10 @@ def params() -> dict[str, Param]:
         "hdd_count": Param(16, "count", "document", f"{_DOC}, Figure 51: 'Number of disks 16'"),
         "hdd": Param("7.2K NL-SAS", PRESET_UNIT, "document", f"{_DOC}, Figure 51: 'Disk RPM 7200' (device preset "
                      "'7.2K NL-SAS')", capacity="device"),
-        "hdd_raid": Param(10, "count", "assumption", "drives in RAID-10 (10 = RAID-10); the layout is not stated",
-                          choices=(10,)),
+        "hdd_raid": Param(10, "count", "assumption", "drives in RAID-10 (10 = RAID-10); the layout is not stated. "
+                          "Uncertainty: only 10, as the model builds RAID-10 alone (a parity layout would need another "
+                          "model, not a draw); the document's silence would also allow RAID-5/6",
+                          choices=(10,), uncertainty=Choice((10,))),
         "flash_capacity": Param(2.4, "TB", "document", f"{_DOC}: '2.4TB ioMemory flash capacity'"),
         "flash_device": Param("NVMe SSD", PRESET_UNIT, "datasheet", "each processor's ioMemory card modelled with "
                               "the 'NVMe SSD' preset (Intel P3700 datasheet figures) as a stand-in", capacity="device"),
@@ -96,8 +99,14 @@ def params() -> dict[str, Param]:
                                 f"read/write, shared by its two processors ({_SFD3})", capacity="rate"),
         "processor_bandwidth": Param(4, "GB/s", "assumption", "each storage processor's internal transfer rate: "
                                      "set above the 2.34 GB/s of the two 10 GbE ports it serves, so that it never "
-                                     "binds; not stated", capacity="rate"),
-        "stripe_unit": Param(64, "KiB", "assumption", "HDD stripe unit; not stated"),
+                                     "binds; not stated. Range 2.34-8 GB/s (log-uniform): from the two ports' "
+                                     "payload (a processor that could not fill its own ports is not what is sold) to "
+                                     "a PCIe Gen2 x16 or memory-bound controller of the era; only the 4 KiB transfer's "
+                                     "share of the per-IO time (0.5-1.75 us of 13.3 us) moves with it",
+                                     capacity="rate", uncertainty=LogUniform(2.34, 8.0)),
+        "stripe_unit": Param(64, "KiB", "assumption", "HDD stripe unit; not stated. One of 32-256 KiB, the "
+                             "stripe units arrays of the era default to (equally likely)",
+                             uncertainty=Choice((32, 64, 128, 256))),
         "drive_ordering": command_ordering(source=(
             "the 7.2K NL-SAS drives queue commands (SAS tagged command queuing) and order them by access time "
             "(seek and rotation), as drives of the era with rotational position ordering do; the same declaration "
@@ -112,8 +121,9 @@ def params() -> dict[str, Param]:
                                        "the desktops booted before each); how much of it stays resident follows "
                                        "from its size and read rate against the flash capacity (an LRU's steady "
                                        "state). Evidence allows 0.5-1 (a boot reads part of its image; which part "
-                                       "is not stated); the N5's promotion rule is not stated anywhere reachable",
-                                       low=0.0, high=1.0),
+                                       "is not stated); the N5's promotion rule is not stated anywhere reachable. "
+                                       "Uncertainty: uniform on that 0.5-1",
+                                       low=0.0, high=1.0, uncertainty=Uniform(0.5, 1.0)),
         "flash_resident_databases": Param(0.0, "ratio", "assumption", f"{_KIC}: only blocks 'read very often' are "
                                           "copied to the flash. The databases' pages are not: DVD Store reads 200 GB "
                                           "(4 x 50 GB, 24 million 8 KiB pages) at random and LoadGen 40 GB of "
@@ -123,29 +133,53 @@ def params() -> dict[str, Param]:
                                           "the tier admits: 0 = none (they read from the NL-SAS drives). Evidence "
                                           "allows 0 (promotion after repeated reads, as the source says) to about "
                                           "0.4 (promotion on a first read: the share of pages read once since the "
-                                          "105 minutes of warm-up and test began)", low=0.0, high=1.0),
+                                          "105 minutes of warm-up and test began). Uncertainty: uniform on that 0-0.4",
+                                          low=0.0, high=1.0, uncertainty=Uniform(0.0, 0.4)),
         "flash_destage": Param(0, "count", "assumption", "whether the writes that land on the flash are also "
                                "written to the NL-SAS drives during the test (1: destaged continuously, coalesced "
                                "into destage_segment writes at the head of a log on the RAID-10 set, behind the "
                                "acknowledgement; 0: held in the flash for the test, as a tier of 2.4 TB holds the "
                                "about 100 GB the 90-minute test writes). The N5's destage policy is not stated; "
-                               f"{_DOC} says only 'real time data placement'", choices=(0, 1), low=0),
+                               f"{_DOC} says only 'real time data placement'. Uncertainty: 0 or 1, equally likely (the "
+                               "document leaves the policy open either way)", choices=(0, 1), low=0,
+                               uncertainty=Choice((0, 1))),
         "destage_segment": Param(1, "MiB", "assumption", "the size of one destage write to the drives (writes "
-                                 "gathered and written sequentially); not stated. Used only with flash_destage=1"),
+                                 "gathered and written sequentially); not stated. Used only with flash_destage=1. One of "
+                                 "256 KiB-4 MiB, the segment sizes of log-structured destage in arrays of the era "
+                                 "(equally likely)", uncertainty=Choice((0.25, 0.5, 1, 2, 4))),
         "destage_delay": Param(1.0, "s", "assumption", "longest a write waits to be gathered into a destage write; "
-                               "not stated. Used only with flash_destage=1"),
+                               "not stated. Used only with flash_destage=1. Log-uniform on 0.1-10 s: write-gathering timers "
+                               "run from a fraction of a second to seconds; nothing narrows it",
+                               uncertainty=LogUniform(0.1, 10.0)),
         "sql_vcpus": Param(16, "count", "document", f"{_DOC}, Figure 53: 'SQL01-04 4 ... 4' (four VMs of 4 vCPUs)"),
         "sql_cpu_per_io": Param(SQL_CPU_PER_IO_US, "us", "fit", "SQL Server CPU per database page IO (one vCPU "
                                 "busy that long): fitted on scenario 2's 35,000-40,000 OPM (s2-opm-lo/hi; the "
-                                "midpoint, 37,500), where the warm host cache leaves the vCPUs as the bound",
-                                fitted_on=("s2-opm-lo", "s2-opm-hi"), capacity="time"),
+                                "midpoint, 37,500), where the warm host cache leaves the vCPUs as the bound. Uncertainty: "
+                                "uniform between what each fitted row alone gives, 16 x 60 / (18 x 40,000) = 1,333 us "
+                                "(s2-opm-hi) and 16 x 60 / (18 x 35,000) = 1,524 us (s2-opm-lo), the range the study "
+                                "states (the model's noise is nil here: the bound is arithmetic). Prior (without those "
+                                "rows): log-uniform on 100-8,000 us: scenario 1's own OPM (about 6,500) runs the same "
+                                "16 vCPUs below saturation, so at most 16 / (6,500 / 60 x 18) = 8.2 ms per IO; below, "
+                                "only that a DVD Store order (18 page IOs) costs SQL Server at least about 2 ms of CPU",
+                                fitted_on=("s2-opm-lo", "s2-opm-hi"), capacity="time",
+                                uncertainty=Uniform(16 * 60 / (IOS_PER_ORDER * 40_000) * 1e6,
+                                                    16 * 60 / (IOS_PER_ORDER * 35_000) * 1e6),
+                                prior=LogUniform(100.0, 8000.0)),
         "host_cache": Param(0, "count", "document", f"{_DOC}, scenario 2: 'ioTurbine: Guest-based cache enabled' "
                             "(1; 0: scenario 1, no host cache)", choices=(0, 1), low=0),
         "host_cache_hit_ratio": Param(1.0, "ratio", "assumption", "the host cache is warm: each VM's 50 GB database "
                                       "disk fits its quarter of the 785 GB card, and the study ran 15 minutes of "
-                                      "warm-up before 90 of test (notebook 18 shows how long a cold cache takes)"),
+                                      "warm-up before 90 of test (notebook 18 shows how long a cold cache takes). Uncertainty: "
+                                      "uniform on 0.7-1: 1 when the disks were read whole before (the tests were "
+                                      "repeated); about 0.7 when the cache started empty at the warm-up: a VM's "
+                                      "2,500 reads/s over its 6.1 million pages cover 1 - exp(-r t / N) of them, on "
+                                      "average 0.72 over the 90-minute test after 15 minutes of warm-up",
+                                      uncertainty=Uniform(0.7, 1.0)),
         "host_cache_warm": Param(1, "count", "assumption", "1: the cache in steady state at host_cache_hit_ratio; 0: "
-                                 "block caches (LRU) that start empty and warm up during the run", choices=(0, 1), low=0),
+                                 "block caches (LRU) that start empty and warm up during the run. Uncertainty: only 1: a "
+                                 "cache cold at the study's start is host_cache_hit_ratio's low end; a cache cold at "
+                                 "the start of the simulated window (70 s, not the study's 105 minutes) would model "
+                                 "another test", choices=(0, 1), low=0, uncertainty=Choice((1,))),
         **host_cache_params(),
     }  # fmt: skip
 

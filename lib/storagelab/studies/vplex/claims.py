@@ -12,10 +12,13 @@ it is checked as host write throughput / drain rate = 1 when hosts write faster 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import Point, Scenario
 from storagelab.kernel import ClosedSource, FixedSampler, OpenSource
 from storagelab.kernel.simulation import simulate
+from storagelab.provenance import Param
 from storagelab.studies.fits import fits_of
 from storagelab.studies.vplex import preset
 
@@ -231,6 +234,17 @@ def _adder_points() -> tuple[Point, ...]:
     return tuple(pts)  # fmt: skip
 
 
+def parameter_sets() -> list[Mapping[str, Param]]:
+    """Every preset and workload parameter set this study's scenarios are built from (its workloads are
+    open-loop sources at stated sizes and loads, with no parameters of their own)."""
+    return [
+        *(preset.xtremio(b).params for b in preset.BRICKS),
+        preset.vplex_local().params,
+        preset.vplex_metro().params,
+        preset.vplex_geo(**GEO_OVERRIDES).params,
+    ]
+
+
 def fitted_on() -> dict[str, tuple[str, ...]]:
     """Fitted parameters of the XtremIO and VPLEX models and the points they were fitted on."""
-    return fits_of(*(preset.xtremio(b).params for b in preset.BRICKS), preset.vplex_local().params)
+    return fits_of(*parameter_sets())

@@ -35,6 +35,7 @@ from storagelab.components.replication import DeltaSetReplica, Failure, Site, Sy
 from storagelab.kernel import Component, Deterministic, Link, Path, Station
 from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param
+from storagelab.uncertainty import Choice, LogUniform, Uniform
 
 _DOC = "003_d9ad4d44f8318481.txt (EMC VPLEX with XtremIO 2.4)"
 BRICKS = (1, 2, 4)
@@ -54,15 +55,24 @@ def params(bricks: int = 1) -> dict[str, Param]:
                                       "datasheet in datasets/); a launch-day blog (thulinaround.com, 'What is an "
                                       "X-Brick?', Nov 2013) says 'dual 8 core CPUs' per controller, 16 cores: not "
                                       "adopted yet, as 16 at the same 250,000-IOPS ceiling means a longer time per "
-                                      "IO, which moves the study's latency points (a recalibration)"),
+                                      "IO, which moves the study's latency points (a recalibration). Uncertainty: 12 or 16, "
+                                      "equally likely (the two accounts above); drawn independently of read_cpu_time "
+                                      "and write_cpu_time, whose ranges cover either count at EMC's ceilings",
+                                      uncertainty=Choice((12, 16))),
         "read_cpu_time": Param(96, "us", "assumption", "controller time per read: makes one X-Brick's 4 KiB "
                                "random-read ceiling 250,000 IOPS, EMC's per-X-Brick figure (datasets/envelope.csv "
-                               "env-xtremio-xbrick-read-iops-leak and -croc; not a fit)", capacity="time"),
+                               "env-xtremio-xbrick-read-iops-leak and -croc; not a fit). Uniform on 80-128 us: 128 us "
+                               "is 250,000 IOPS with 16 cores (the blog's 'dual 8 core CPUs'); 80 us is a 12-core "
+                               "ceiling of 300,000, as the CROC tester's reads 'easily reached and passed' 250k "
+                               "(env-xtremio-xbrick-read-iops-croc: by how much is not stated)", capacity="time",
+                               uncertainty=Uniform(80.0, 128.0)),
         "write_cpu_time": Param(160, "us", "assumption", "controller time per write (hashing for inline "
                                 "deduplication, XDP parity, journal mirroring): 5/3 of a read, a 4 KiB random-write "
                                 "ceiling of 150,000 IOPS, the top of the 100,000-150,000 'depending on the data's "
                                 "uniqueness' EMC states (datasets/envelope.csv env-xtremio-xbrick-write-iops-croc-*); "
-                                "the cost per write is not stated", capacity="time"),
+                                "the cost per write is not stated. Uniform on 160-320 us: the 100,000-150,000 ceiling "
+                                "with 12 cores (160-240 us) or 16 (213-320 us)", capacity="time",
+                                uncertainty=Uniform(160.0, 320.0)),
         "ssd": Param("SATA SSD", PRESET_UNIT, "datasheet", "SSDs modelled with the 'SATA SSD' preset (Intel "
                      "S3700, an eMLC drive of the same class as the X-Brick's 400 GB eMLC SAS SSDs)",
                      capacity="device"),
@@ -201,19 +211,30 @@ def vplex_params(engines: int = 2, mode: str = "local") -> dict[str, Param]:
             "count",
             "assumption",
             "one six-core CPU per VS2 director, recalled from "
-            "EMC's hardware description (in no document in datasets/)",
+            "EMC's hardware description (in no document in datasets/). Uncertainty: 4, 6 or 12 cores, "
+            "equally likely (one quad- or six-core Xeon, or two six-core): the recollection is uncertain and the "
+            "document says only 'the CPUs of their corresponding director'",
+            uncertainty=Choice((4, 6, 12)),
         ),
         "director_time": Param(
             round(director_us, 2),
             "us",
             "fit",
-            "director CPU time per pass of an IO: a read "
+            "director CPU time per pass of an IO (uncertainty: +/- 0.5 us, the row's stated precision, the "
+            "model being deterministic at light load; prior without the row: log-uniform on 30-300 us, an "
+            "inline appliance's per-pass time, its read-miss adder of 200-400 us being two passes): a read "
             "hit takes one pass, a read miss and a write two (on the way in, and when the "
             "array answers); fitted so that a 4 KiB read hit at light load takes 85 us, the "
             f"low end of the study's 85-150 us, after the 4 KiB crosses the front end ({fe_us:.2f} "
             f"us at the {fe_ports} ports' combined rate, {FIT_ENGINES} engines)",
             fitted_on=("readhit-latency-range-low",),
             capacity="time",
+            # the row is stated to the microsecond ('85-150 microseconds'): +/- 0.5 us; a read hit at light
+            # load is deterministic in the model, so its simulation noise adds nothing
+            uncertainty=Uniform(round(director_us, 2) - 0.5, round(director_us, 2) + 0.5),
+            # without the row: an inline appliance's per-pass time, from tens of us to the 150 us top of
+            # the study's read-hit range and beyond (its read-miss adder, 200-400 us, is two passes)
+            prior=LogUniform(30.0, 300.0),
         ),
         "cache_per_engine": Param(
             72, "GB", "document", f"{_DOC}: Table 2, VS2 single engine 72 GB, dual 144, quad 288"
@@ -222,7 +243,9 @@ def vplex_params(engines: int = 2, mode: str = "local") -> dict[str, Param]:
             4,
             "KiB",
             "assumption",
-            "VPLEX cache page of 4 KiB, the block size hosts and XtremIO use; not stated",
+            "VPLEX cache page of 4 KiB, the block size hosts and XtremIO use; not stated. Uncertainty: 4 or "
+            "8 KiB, equally likely (the study: Iometer 'Alignment should be set to a page size of 4KB or 8KB')",
+            uncertainty=Choice((4, 8)),
         ),
     }
     if mode == "local":
@@ -235,18 +258,21 @@ def vplex_params(engines: int = 2, mode: str = "local") -> dict[str, Param]:
             origin="document",
             source=f"{_DOC}: the Metro tests ran 'with an RTT "
             "latency of 0 milliseconds and an RTT latency of 1 millisecond'",
+            uncertainty=None,  # stated by the study: the generic pair's range does not apply
         ),
         "wan_bandwidth": replace(
             pair["wan_bandwidth"],
             source="one 10 Gb/s inter-cluster link (the WAN COM module "
             "has two 10 GbE ports per director, but the study does not state the WAN it "
-            "tested)",
+            "tested). Log-uniform on 125-5,000 MB/s: from a 1 Gb/s link to four 10 Gb/s",
+            uncertainty=LogUniform(125.0, 5000.0),
         ),
         "detection_time": replace(
             pair["detection_time"],
             source="time before the preferred cluster continues alone "
             "after losing its peer (VPLEX's detach delay, recalled as 5 s; not in the "
-            "document)",
+            "document). Log-uniform on 1-30 s: the delay is configurable and the recollection uncertain",
+            uncertainty=LogUniform(1.0, 30.0),
         ),
         **_engine_costs(pair),
     }
@@ -254,11 +280,14 @@ def vplex_params(engines: int = 2, mode: str = "local") -> dict[str, Param]:
         return out
     return out | {
         "delta_cycle": Param(30, "s", "assumption", "VPLEX Geo closes a delta set about every 30 s (recalled; "
-                             "not in the document)"),
+                             "not in the document). Uniform on 10-60 s: the recollection is uncertain and the "
+                             "cycle tunable", uncertainty=Uniform(10.0, 60.0)),
         "deltas_closed": Param(2, "count", "assumption", "closed delta sets that may wait (one being exchanged, "
-                               "one being applied) before the open one must stop growing; recalled"),
+                               "one being applied) before the open one must stop growing; recalled. One of 1-3, "
+                               "equally likely", uncertainty=Choice((1, 2, 3))),
         "delta_buffer": Param(50, "%", "assumption", "share of the cluster's cache that may hold Geo deltas "
-                              "before host writes are throttled; not stated"),
+                              "before host writes are throttled; not stated. Uniform on 20-80 %: neither a sliver nor "
+                              "all of the cache", uncertainty=Uniform(20.0, 80.0)),
     }  # fmt: skip
 
 
@@ -274,10 +303,13 @@ def _engine_costs(pair: dict[str, Param]) -> dict[str, Param]:
         "writing cluster a pass on the way in and one when its array answers, at the other a pass on "
         "arrival and one before the acknowledgement crosses back. The site pair's default (100 us per end) "
         "is this study's own 'WAN RTT + 200-600 microseconds' (rows write-adder-metro-*): adding it would "
-        "count the engine twice and fit the Metro write adder it is checked against"
+        "count the engine twice and fit the Metro write adder it is checked against. Uncertainty: uniform on "
+        "0-100 us, from nothing beyond the director passes to the site pair's default (half the study's 200 us)"
     )
     return {
-        name: replace(pair[name], value=0, origin="assumption", source=f"{side}: {why}")
+        name: replace(
+            pair[name], value=0, origin="assumption", source=f"{side}: {why}", uncertainty=Uniform(0.0, 100.0)
+        )
         for name, side in (
             ("engine_write_cost_local", "sending side"),
             ("engine_write_cost_remote", "receiving side"),
