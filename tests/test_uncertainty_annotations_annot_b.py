@@ -57,7 +57,7 @@ def test_every_preset_assumption_and_fit_has_a_distribution(name: str) -> None:
 @pytest.mark.parametrize("name", list(BUILDS))
 def test_a_draw_at_each_end_builds_the_preset(name: str) -> None:
     topo = BUILDS[name]()
-    preset, declared = topo.params.preset, topo.params.declared()
+    preset, declared = topo.params.family, topo.params.declared()
     drawn = 0
     for key, p in declared.items():
         for end in _ends(p):

@@ -35,6 +35,11 @@ from storagelab.workloads.content import ContentModel
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
 
+#: The name the uncertainty analysis keys both presets by: one EqualLogic array, with or without ILIO in
+#: front, so a scenario that builds both (the IOPS reduction) draws each unknown of the array once.
+FAMILY = "EqualLogic PS6100E"
+
+
 def params(ilio: bool = False) -> dict[str, Param]:
     """The model's parameters, each with its origin."""
     p = {
@@ -160,7 +165,7 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
     """The PS6100E as volume ``vdi`` (and, with ``ilio``, behind Atlantis ILIO's in-memory tier); any
     parameter of :func:`params` can be overridden by name (``equallogic(drives=48)``)."""
     name = "EqualLogic PS6100E" + (" behind Atlantis ILIO" if ilio else "")
-    p = ParamSet(name, params(ilio), overrides)
+    p = ParamSet(name, params(ilio), overrides, family=FAMILY)
     n = int(p["drives"].value)
     if p["raid"].value != 10 or n % 2:
         raise ValueError(f"preset {name!r}: RAID-10 needs an even number of drives, got {n}")

@@ -41,6 +41,12 @@ _DOC = "003_d9ad4d44f8318481.txt (EMC VPLEX with XtremIO 2.4)"
 BRICKS = (1, 2, 4)
 
 
+#: The name the uncertainty analysis keys every preset of this study by: the same XtremIO arrays, alone or
+#: behind VPLEX Local, Metro or Geo, so a scenario that builds two of them (a VPLEX adder against XtremIO
+#: alone) draws each unknown of the array and of the directors once.
+FAMILY = "VPLEX and XtremIO"
+
+
 def params(bricks: int = 1) -> dict[str, Param]:
     """The model's parameters, each with its origin."""
     return {
@@ -84,7 +90,7 @@ def xtremio(bricks: int = 1, **overrides: object) -> Topology:
     """An XtremIO cluster of ``bricks`` X-Bricks as one volume ``lun``; any parameter of :func:`params`
     can be overridden by name (``xtremio(2, read_cpu_time=120)``)."""
     name = f"XtremIO, {bricks} X-Brick(s)"
-    p = ParamSet(name, params(bricks), overrides)
+    p = ParamSet(name, params(bricks), overrides, family=FAMILY)
     lun = xtremio_array(p, "lun")
     return Topology(name, {"lun": lun}, p, stages=xtremio_stages(p, [lun]))
 
@@ -338,7 +344,7 @@ def _vplex_cache(p: ParamSet, site: str, backend: Component) -> ReadCache:
 
 
 def _vplex_paramset(name: str, engines: int, bricks: int, mode: str, overrides: dict) -> ParamSet:
-    return ParamSet(name, {**vplex_params(engines, mode), **params(bricks)}, overrides)
+    return ParamSet(name, {**vplex_params(engines, mode), **params(bricks)}, overrides, family=FAMILY)
 
 
 def vplex_local(engines: int = 2, bricks: int = 1, **overrides: object) -> Topology:
