@@ -453,3 +453,12 @@ def test_the_saturation_rule_fails_a_fitted_single_server_and_an_undeclared_stat
     assert any("stack_delay" in p for p in unmarked_fitted_ceilings(topo))
     topo.stages.pop(0)
     assert any("10GbE" in p and "no declared stage" in p for p in unmarked_fitted_ceilings(topo))
+
+
+def test_vsan_refuses_a_write_log_high_limit_below_its_level():
+    """A high limit below the level (an override, or an override beside a drawn level) is refused naming
+    both parameters, not left to the write log's negative backlog."""
+    from storagelab.studies.vsan.preset import vsan
+
+    with pytest.raises(ValueError, match=r"log_high_limit \(4.5 GB\) must be at least log_level \(8 GB\)"):
+        vsan("hybrid Xeon E5 v2", log_high_limit=4.5)

@@ -143,7 +143,10 @@ def _vsan_cluster(
     # a sustained maximum with writes: the writes the destage cannot take fill the write log to its
     # congestion limit within a minute at these rates, and a benchmark runs for many; a short run would see
     # the log's 4 GB of headroom instead (first run: 5.97 M IOPS at 64 hosts, 70/30), so the log starts full
-    sustained = {"log_high_limit": 8.001} if read_pct < 100 else {}
+    sustained = {}
+    if read_pct < 100:  # the high limit just above the level (as declared, or as drawn in a parameter draw)
+        level = vsan("hybrid Xeon E5 v2").params["log_level"].value
+        sustained = {"log_high_limit": level + 0.001}
     topo = vsan("hybrid Xeon E5 v2", hosts=hosts, copies=copies, cores_per_socket=8, core_clock=2.6,
                 capacity_devices_per_host=drives_per_host, read_cache_resident=1.0, **sustained)  # fmt: skip
     spec = AccessSpec(name=f"4K {read_pct}% read random", sizes=[{"size": 4096, "pct": 100}], read_pct=read_pct,

@@ -440,6 +440,11 @@ def vsan(configuration: str = "all-flash NVMe", **overrides: object) -> Topology
     copy_delay = Lognormal(delay * share, scv) if share > 0 else None  # per copy, in each host's path
     level = int(p["log_level"].si)
     backlog = int(p["log_high_limit"].si) - level
+    if backlog < 0:
+        raise ValueError(
+            f"preset {name!r}: log_high_limit ({p['log_high_limit'].value:g} GB) must be at least log_level "
+            f"({p['log_level'].value:g} GB): writes are held at the high limit, above the level destage starts at"
+        )
     for h in range(1, int(p["hosts"].value) + 1):
         cache_name = "P3700" if configuration == "all-flash NVMe" else "S3700"
         ssd = _log(f"host {h} {p.device_label('cache_device', cache_name)} cache", p.device("cache_device"))
