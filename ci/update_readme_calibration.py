@@ -48,7 +48,7 @@ def scores_block() -> str:
     table = scores.scores(calibration, pl.read_csv(ENVELOPE_CSV))
     lines = [
         "| scope | interval | claims | 80 % interval covers | 95 % interval covers | median high / low (80 %) "
-        "| median \\|ln(simulated / published)\\| | within ±20 % (today's count) |",
+        "| median \\|ln(simulated / published)\\| | within tolerance (today's count) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in table.iter_rows(named=True):
