@@ -217,7 +217,15 @@ def test_the_index_opens_on_the_findings_of_the_committed_notebooks(committed_in
     calibration = [
         li.find(class_="line").get_text() for li in page.find(id="finding-10-calibration").find_all("li")
     ]
-    assert [ln.split(":")[0] for ln in calibration] == ["In study", "Out of study"]
+    assert [ln.split(":")[0] for ln in calibration] == [
+        "In study", "Out of study", "In study, with the model's discrepancy",
+        "Out of study, with the model's discrepancy",
+    ]  # fmt: skip
+    header, rows = _table(
+        page.find(id="finding-10-calibration").table
+    )  # the scores, raw and with discrepancy
+    assert {"scope", "intervals", "claims", "coverage80", "sharpness80", "within_tolerance"} <= set(header)
+    assert len(rows) == 4
     header, rows = _table(page.find(id="finding-19-compare-architectures").table)
     assert {"architecture", "headroom", "low", "high", "status", "fails_first", "bottleneck"} <= set(header)
     assert len(rows) >= 5
