@@ -29,6 +29,7 @@ side, and the searches then start by what their pilots cost, the costliest first
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from storagelab.analysis.decision import Decision
 from storagelab.analysis.headroom import (
     ClearOutcome,
     OutsideBracket,
@@ -45,6 +47,7 @@ from storagelab.analysis.headroom import (
 )
 from storagelab.analysis.workload_mix import GENERATORS, WorkloadMix
 from storagelab.architectures.topology import Topology
+from storagelab.calibration.discrepancy import Band
 from storagelab.devices import CapacityExceeded
 from storagelab.kernel.component import Component
 from storagelab.kernel.run_limits import check_limits
@@ -329,7 +332,8 @@ def _search_result(
         ran = ran.with_columns(pilot=pl.lit(True))
         ev = ran if ev is None else pl.concat([ran, ev], how="vertical_relaxed")
     label = {"architecture": pl.lit(c.label), "bound": pl.lit(bound)}
-    return {"row": row, "evaluations": None if ev is None else ev.with_columns(**label)}
+    return {"row": row, "evaluations": None if ev is None else ev.with_columns(**label),
+            "answers": [r.answer for r in done], "first": replications[0] if replications else None}  # fmt: skip
 
 
 def _search(mix: WorkloadMix, c: Candidate, s: Settings, bound: str) -> dict[str, Any]:
@@ -373,6 +377,10 @@ class Comparison:
     settings: Settings
     rows: list[dict[str, Any]]
     runs: list[pl.DataFrame]
+    #: With ``uncertainty``: the decision under uncertainty (:mod:`storagelab.analysis.decision`) and every
+    #: run of the draws' searches (as :meth:`evaluations`, with their ``draw``).
+    decision: Decision | None = None
+    draw_runs: pl.DataFrame | None = None
 
     def table(self) -> pl.DataFrame:
         """One row per architecture (and band of a curve): headroom (the mix's multiplier; the geometric mean
@@ -397,9 +405,14 @@ class Comparison:
         its ``runs``, their simulated seconds (``simulated_s``, less than asked where a run stopped early)
         and the IOs they issued (``ios``, warm-up included: what a search's time grows with, at some
         microseconds per IO), with each search's share of all the IOs (``ios_share``), largest first. An
-        architecture that cannot host the mix made no run and has no row."""
+        architecture that cannot host the mix made no run and has no row. With uncertainty, the draws'
+        searches of each architecture are one more row, its ``bound`` ``"parameter draws"``."""
         per_run = ["architecture", "bound", "pilot", "seed", "multiplier"]
         runs = self.evaluations().unique(subset=per_run, keep="first", maintain_order=True)
+        if self.draw_runs is not None:  # the draws' searches (uncertainty), one row per candidate
+            drawn = self.draw_runs.unique(subset=[*per_run, "draw"], keep="first", maintain_order=True)
+            drawn = drawn.with_columns(bound=pl.lit("parameter draws")).select(runs.columns)
+            runs = pl.concat([runs, drawn], how="vertical_relaxed")
         return (
             runs.group_by("architecture", "bound", maintain_order=True)
             .agg(runs=pl.len(), simulated_s=pl.col("run_s").sum(), ios=pl.col("ios").sum())
@@ -697,17 +710,34 @@ def compare(
     *,
     scheduler: str = "processes",
     workers: int | None = None,
+    uncertainty: int = 0,
+    growth: float = 2.0,
+    discrepancy: Band | None = None,
 ) -> Comparison:
     """Search every candidate's headroom on ``mix`` (a published curve: on its fit and both bands), one
     replication per task (:func:`search_tasks`) on Dask's ``scheduler`` ("processes", "threads" or
     "synchronous"). Every candidate is built once first, so a bad preset, parameter, placement or curve
-    fails before any run."""
+    fails before any run.
+
+    With ``uncertainty=n`` (draws, a power of two such as 8 or 16), each candidate built from a preset is
+    also searched once per draw of the uncertain parameters, and :attr:`Comparison.decision` holds each
+    headroom with its 80 % interval, the probabilities that it meets the mix as given and ``growth`` times
+    it, the pairwise ranking probabilities and what to measure (:mod:`storagelab.analysis.decision`), the
+    model's ``discrepancy`` band included where given."""
     import dask
 
     s = settings or Settings()
     labels = [c.label for c in candidates]
     if not candidates or len(set(labels)) < len(labels):
         raise ValueError(f"compare needs candidates with distinct labels, got {labels}")
+    if isinstance(uncertainty, bool) or not isinstance(uncertainty, int) or uncertainty < 0:
+        raise ValueError(f"uncertainty is a number of draws >= 0 (0: off), got {uncertainty!r}")
+    if 0 < uncertainty <= 8:
+        raise ValueError(
+            f"uncertainty needs more than 8 draws to rank what moves a headroom, got {uncertainty}"
+        )
+    if not (math.isfinite(growth) and growth > 0):
+        raise ValueError(f"growth is the mix's growth target, a multiplier > 0, got {growth!r}")
     for c in candidates:
         c.check()
     n = workers or max(1, min(len(_searches(candidates)), os.cpu_count() or 1))
@@ -717,4 +747,57 @@ def compare(
     # the pilots first, side by side: the searches then start by their cost, the longest first
     pilots = list(run(*pilot_tasks(mix, candidates, s))) if s.pilot is not None else None
     done = run(*search_tasks(mix, candidates, s, pilots))
-    return Comparison(mix, list(candidates), s, [d["row"] for d in done], [d["evaluations"] for d in done])
+    result = Comparison(mix, list(candidates), s, [d["row"] for d in done], [d["evaluations"] for d in done])
+    if uncertainty:
+        result.decision, result.draw_runs = _decide(
+            mix, candidates, s, done, uncertainty, growth, discrepancy, run
+        )
+    return result
+
+
+def _decide(
+    mix: WorkloadMix,
+    candidates: Sequence[Candidate],
+    s: Settings,
+    done: Sequence[dict[str, Any]],
+    n: int,
+    growth: float,
+    band: Band | None,
+    run: Callable[..., Any],
+) -> tuple[Decision, pl.DataFrame | None]:
+    """The draws' searches of every preset candidate (:func:`~storagelab.analysis.decision.draw_search`,
+    one Dask task each, the costliest candidates' first) and the :class:`~storagelab.analysis.decision.
+    Decision` made of them and the nominal searches ``done`` (in :func:`_searches`' order)."""
+    import dask
+
+    from storagelab.analysis.decision import candidate_sample, draw_design, draw_search
+
+    design, keys = draw_design(mix, candidates, n, s.seed)
+    by_label = {
+        c.label: d for (c, bound), d in zip(_searches(candidates), done, strict=True) if bound == "fit"
+    }
+    drawn = [c for c in candidates if c.preset is not None]
+    tasks = [
+        dask.delayed(draw_search)(mix, c, s, j, {k: design.draws[j][k] for k in keys[c.label]},
+                                  by_label[c.label]["first"], dask_key_name=f"draw-{i:03d}-{j:04d}")
+        for i, c in enumerate(drawn) for j in range(n)
+    ]  # fmt: skip
+    found = run(*tasks)
+    draws: dict[str, list[dict[str, Any]]] = {c.label: [] for c in drawn}
+    frames = []
+    for c, d in zip((c for c in drawn for _ in range(n)), found, strict=True):
+        draws[c.label].append({k: v for k, v in d.items() if k != "evaluations"})
+        if d["evaluations"] is not None:
+            frames.append(d["evaluations"].with_columns(architecture=pl.lit(c.label), bound=pl.lit("fit"),
+                                                        draw=pl.lit(d["draw"]), pilot=pl.lit(False)))  # fmt: skip
+    samples = {}
+    for c in drawn:
+        answers = by_label[c.label]["answers"]
+        if len(answers) < 2:  # the nominal search ended without an answer: no noise to measure
+            continue
+        sample = candidate_sample(c.label, [d["answer"] for d in draws[c.label]], answers, band, s.low, s.high,
+                                  [d["status"] for d in draws[c.label]])  # fmt: skip
+        if sample is not None:
+            samples[c.label] = sample
+    runs = pl.concat(frames, how="vertical_relaxed") if frames else None
+    return Decision(samples, design, keys, draws, growth, band), runs

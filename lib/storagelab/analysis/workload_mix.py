@@ -135,6 +135,13 @@ class MixClass(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 _-]*$", description="the class's name in results")
     workload: WorkloadKind = Field(description="the generator: " + ", ".join(GENERATORS))
     size: float = Field(gt=0, le=1e6, description="what the generator counts (see GENERATORS)")
+    size_range: list[float] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=2,
+        description="[low, high]: the sizes the class may have (a plan's uncertainty), drawn uniformly and "
+        "shared by every candidate when the comparison runs with uncertainty; size must lie within it",
+    )
     service_level: ServiceLevelSpec
     within_min: float = Field(
         default=5.0,
@@ -145,6 +152,17 @@ class MixClass(_Strict):
     think_ms: float = Field(
         default=100.0, ge=0, le=1e4, description="oltp: DVD Store think time per order (ms)"
     )
+
+    @model_validator(mode="after")
+    def _size_in_range(self) -> MixClass:
+        if self.size_range is not None:
+            low, high = self.size_range
+            if not 0 < low <= self.size <= high <= 1e6:
+                raise ValueError(
+                    f"size_range must be [low, high] with 0 < low <= size ({self.size:g}) <= high <= 1e6, "
+                    f"got {list(self.size_range)}"
+                )
+        return self
 
     @model_validator(mode="after")
     def _storm_longer_than_a_boot(self) -> MixClass:

@@ -1,0 +1,74 @@
+"""The decision under uncertainty (issue 69): probabilities as exact sums, censoring at the cap, the mix's
+size ranges, and the draws shared by every candidate."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from storagelab.analysis.decision import CandidateSample, candidate_sample, mix_at, p_greater, size_key
+from storagelab.analysis.workload_mix import WorkloadMix, WorkloadMixError
+from storagelab.calibration.discrepancy import Band
+
+
+def _sample(label: str, logs: list[list[float]], band: Band | None = None, cap: float = 64.0) -> CandidateSample:
+    deltas, weights = (np.zeros(1), np.ones(1)) if band is None else band.support()
+    return CandidateSample(label, np.asarray(logs, dtype=float), deltas, weights, cap, 0.125)
+
+
+def test_p_greater_is_the_exact_sum_over_the_bands() -> None:
+    # A at 2x, B at 1x, each with a discrepancy of -0.5 or +0.5 (natural log), half each: A loses only when
+    # its band is -0.5 and B's is +0.5 (ln 2 - 1 < 0), one case in four
+    band = Band((0.5,), (1.0,), ("x",))
+    a, b = _sample("a", [[math.log(2)]], band), _sample("b", [[0.0]], band)
+    assert p_greater(a, b) == pytest.approx(0.75)
+    assert p_greater(b, a) == pytest.approx(0.25)
+    # without the band the order is sure
+    assert p_greater(_sample("a", [[math.log(2)]]), _sample("b", [[0.0]])) == 1.0
+
+
+def test_p_greater_pairs_the_draws() -> None:
+    # A = B x 1.1 in every draw, the draws spread widely: paired, A is surely ahead (unpaired, a low draw of
+    # A would lose to a high draw of B)
+    b_logs = [[math.log(x)] for x in (0.5, 1.0, 2.0, 4.0)]
+    a_logs = [[v[0] + math.log(1.1)] for v in b_logs]
+    assert p_greater(_sample("a", a_logs), _sample("b", b_logs)) == 1.0
+    with pytest.raises(ValueError, match="same design"):
+        p_greater(_sample("a", a_logs[:2]), _sample("b", b_logs))
+
+
+def test_two_draws_censored_at_the_cap_are_a_tie() -> None:
+    at_cap = math.log(64.0)
+    assert p_greater(_sample("a", [[at_cap + 0.2]]), _sample("b", [[at_cap]])) == 0.5
+
+
+def test_p_above_and_quantiles_of_a_sample() -> None:
+    s = _sample("a", [[math.log(x)] for x in (0.5, 1.5, 2.5, 3.5)])
+    assert s.p_above(1.0) == 0.75
+    assert s.p_above(3.0) == 0.25
+    assert s.quantiles([0.5])[0] in (1.5, 2.5)
+
+
+def test_candidate_sample_leaves_out_draws_without_an_answer() -> None:
+    s = candidate_sample("a", [2.0, None, 3.0], [2.0, 2.1, 1.9], None, 0.125, 64.0, ["found", "cannot host", "found"])
+    assert s is not None and s.logs.shape[0] == 2
+    assert candidate_sample("a", [None], [2.0, 2.1], None, 0.125, 64.0) is None
+
+
+def _mix(size_range: list[float] | None) -> dict:
+    cls = {"name": "db", "workload": "oltp", "size": 4.0, "service_level": {"metric": "mean_ms", "limit_ms": 20.0}}
+    if size_range is not None:
+        cls["size_range"] = size_range
+    return {"name": "m", "classes": [cls]}
+
+
+def test_a_size_range_is_drawn_and_must_hold_the_size() -> None:
+    mix = WorkloadMix.from_mapping(_mix([3.0, 6.0]))
+    assert mix_at(mix, {size_key("db"): 5.5}).classes[0].size == 5.5
+    assert mix_at(mix, {}).classes[0].size == 4.0
+    with pytest.raises(WorkloadMixError, match="size_range"):
+        WorkloadMix.from_mapping(_mix([5.0, 6.0]), "mix.yaml")
+    with pytest.raises(WorkloadMixError, match="size_range"):
+        WorkloadMix.from_mapping(_mix([3.0]), "mix.yaml")
