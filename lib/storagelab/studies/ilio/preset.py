@@ -32,6 +32,9 @@ from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.uncertainty import Choice, LogUniform, Uniform
 from storagelab.workloads.content import ContentModel
 
+#: The volume name the Tier-2 user data and infrastructure IO target (workloads.TIER2_VOLUME): the array.
+TIER2_VOLUME = "tier 2"
+
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
 
@@ -231,7 +234,8 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
                             cost=("ilio_cpu_per_io",), concurrency=("ilio_vcpus",), saturates="iom-ilio-iops",
                             per_io_s=p["ilio_cpu_per_io"].si,
                             note="fitted on the Iometer maximum on ILIO, taken as CPU-bound"))  # fmt: skip
-    return Topology(name, {"vdi": volume}, p, parts=parts, roles=roles, stages=stages)
+    # the user data and infrastructure volumes reach the array directly (4.1), not through ILIO
+    return Topology(name, {"vdi": volume, TIER2_VOLUME: array}, p, parts=parts, roles=roles, stages=stages)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
