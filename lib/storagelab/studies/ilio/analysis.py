@@ -23,8 +23,9 @@ def scale_out(
     overrides: dict[str, object] | None = None,
 ) -> pl.DataFrame:
     """Login VSI (+ 38 IOPS Iometer) desktops behind ILIO at each count, 75 per host (one ILIO VM each):
-    Tier-1 IOPS, the Tier-2 IOPS that reach the EqualLogic, the drives' utilisation, beside the 1,934 IOPS
-    Iometer baseline."""
+    Tier-1 IOPS (what the desktops send to ILIO), the Tier-2 IOPS that reach the EqualLogic (ILIO's
+    destage and the desktops' user data and infrastructure IO, which scale with the desktops), the
+    drives' utilisation, beside the 1,934 IOPS Iometer baseline."""
     rows = []
     for n in desktop_counts:
         w = login_vsi_run(n)
