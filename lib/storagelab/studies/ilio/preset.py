@@ -234,8 +234,10 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
                             cost=("ilio_cpu_per_io",), concurrency=("ilio_vcpus",), saturates="iom-ilio-iops",
                             per_io_s=p["ilio_cpu_per_io"].si,
                             note="fitted on the Iometer maximum on ILIO, taken as CPU-bound"))  # fmt: skip
-    # the user data and infrastructure volumes reach the array directly (4.1), not through ILIO
-    return Topology(name, {"vdi": volume, TIER2_VOLUME: array}, p, parts=parts, roles=roles, stages=stages)
+    # behind ILIO, the user data and infrastructure volumes reach the array directly (4.1), not through
+    # ILIO; without ILIO the array is the one volume (a comparison places every workload on it)
+    volumes = {"vdi": volume, TIER2_VOLUME: array} if ilio else {"vdi": volume}
+    return Topology(name, volumes, p, parts=parts, roles=roles, stages=stages)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.
