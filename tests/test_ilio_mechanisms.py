@@ -1,7 +1,8 @@
 """The ILIO study's mechanisms as the document states them (issue 66 item 7, issue 67's Login VSI span):
 the Login VSI run's change disks follow its desktops; a published peak is scored against the simulated
 peak over the study's sampling interval; the 5 % unique share is a share of the written IO, not of the
-capacity; the Tier-2 user data reach the EqualLogic without ILIO."""
+capacity; the Tier-2 user data and infrastructure IO (4.1) reach the EqualLogic without ILIO, at a rate
+per running desktop that is an assumption read through the workloads' ParamSet."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from storagelab.architectures.topology import Topology
 from storagelab.studies.ilio import claims
-from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, login_vsi_run
+from storagelab.studies.ilio.workloads import DESKTOP_DISK, DESKTOPS, TIER2_STREAM, login_vsi_run
 from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP
 
 
@@ -42,10 +43,11 @@ def test_the_login_vsi_run_spans_four_gb_of_change_disk_per_desktop(desktops, ex
     w = login_vsi_run(desktops, extra_writes=extra)
     spans = {s.name: s.span for s in w.streams}
     assert spans["login vsi"] == desktops * SPAN_PER_DESKTOP
+    assert spans[TIER2_STREAM] == desktops * SPAN_PER_DESKTOP
     if extra:
         assert spans["extra writes"] == desktops * DESKTOP_DISK
     else:
-        assert set(spans) == {"login vsi"}
+        assert set(spans) == {"login vsi", TIER2_STREAM}
 
 
 def test_the_scored_login_vsi_scenario_runs_the_studys_75_change_disks(monkeypatch):
@@ -153,3 +155,65 @@ def test_desktops_in_ram_read_nothing_from_the_array():
             "backend_reads"
         ]
     assert reads[1] == 0 < reads[0]
+
+
+def _tier2_iops_of(workload: object, seconds: float = 6.0) -> tuple[float, float]:
+    """Tier-1 and Tier-2 IOPS of ``workload`` on the ILIO preset over a short run (seed 1)."""
+    from storagelab.studies.ilio.preset import equallogic
+
+    topo = equallogic(ilio=True)
+    res = topo.run(workload, seed=1, warmup=1.0, duration=1.0 + seconds)
+    return claims.tier1_iops(res), claims.tier2_iops(res, topo)
+
+
+def test_the_tier2_user_data_reach_the_equallogic_beside_ilio_s_destage():
+    """4.1: 'all infrastructure management and user data executes from shared Tier 2'. With the user data,
+    the Tier-2 IOPS of the Login VSI run exceed what ILIO destages alone by the desktops' user-data rate
+    (75 x 2.7 IOPS), and the Tier-1 IOPS (what the desktops send to ILIO) do not count them."""
+    t1_with, t2_with = _tier2_iops_of(login_vsi_run(DESKTOPS))
+    t1_without, t2_without = _tier2_iops_of(login_vsi_run(DESKTOPS, user_data=False))
+    assert t2_with - t2_without == pytest.approx(DESKTOPS * 2.7, rel=0.15)
+    assert t2_with > 2 * t2_without
+    assert t1_with == pytest.approx(t1_without, rel=0.02)
+
+
+def test_the_tier2_rate_is_read_through_the_workloads_paramset():
+    """A draw of 'tier 2: iops_per_desktop' reaches the stream (75 desktops x the drawn rate); outside a
+    draw the declared 2.7 holds, and the Param carries its distribution and a source that names the other
+    documents its range comes from (not this study's Tier-2 rows)."""
+    from storagelab.provenance import parameter_draw
+    from storagelab.studies.ilio import workloads
+
+    def rate() -> float:
+        return next(s.rate for s in login_vsi_run(DESKTOPS).streams if s.name == TIER2_STREAM)
+
+    assert rate() == pytest.approx(DESKTOPS * 2.7)
+    with parameter_draw({(workloads.WORKLOAD_SET, "tier 2: iops_per_desktop"): 0.5}):
+        assert rate() == pytest.approx(DESKTOPS * 0.5)
+        boot = next(s for s in claims.boot_storm_workload().streams if s.name == TIER2_STREAM)
+        assert boot.rate == pytest.approx(DESKTOPS * 0.5)
+    declared = workloads.tier2_user_data().params["iops_per_desktop"]
+    assert declared.origin == "assumption" and declared.uncertainty is not None
+    assert "002_3dbf0d9df4c2366f" in declared.source and "000_95d1997ae9f905ef" in declared.source
+    assert "boot-t2-peak" not in declared.source.split("never from")[0]
+
+
+def test_in_the_boot_storm_each_desktop_counts_from_its_power_on():
+    """During the boot storm the Tier-2 user data ramp with the power-ons: none at the first, all 75
+    desktops' once the last is powered on (75 x the power-on interval)."""
+    stream = next(s for s in claims.boot_storm_workload().streams if s.name == TIER2_STREAM)
+    last_power_on = DESKTOPS * claims.power_on_interval_s()
+    assert stream.schedule.rate_scale_at(0.0) == pytest.approx(0.0)
+    assert stream.schedule.rate_scale_at(last_power_on / 2) == pytest.approx(0.5)
+    assert stream.schedule.rate_scale_at(last_power_on + 1.0) == pytest.approx(1.0)
+
+
+def test_the_boot_storm_s_tier2_figure_is_the_mean_over_the_study_s_five_minute_sample(monkeypatch):
+    """'an average of only 221 IOPS were provided by the Dell EqualLogic array (Tier 2)' over the 5 minutes
+    of the Tier-1 peak: the scored run is that one sample, from the first power-on (warm-up 0, 300 s)."""
+    _capture(monkeypatch)
+    with pytest.raises(_Captured) as got:
+        _scenario("boot storm").run(1, True)
+    assert got.value.kwargs["warmup"] == 0.0
+    assert got.value.kwargs["duration"] == pytest.approx(claims.sampling_interval_s())
+    assert TIER2_STREAM in {s.name for s in got.value.workload.streams}

@@ -77,3 +77,42 @@ def test_the_destage_parameter_decides_whether_writes_reach_the_drives(destage):
     else:
         assert "destage" not in topo.parts
         assert raid["member_ios_per_io"] == 1.0
+
+
+def test_figure_9_s_luns_hold_their_data_in_regions_of_their_own():
+    """Figure 9's six LUNs are volumes of one pool: laid end to end in its order as provisioned
+    (pool_stretch 1), their regions start where the previous ends (Exchange 450 GB, DVD-SQL 500 GB, VDT-A..D
+    400 GB each), so that byte 0 of two LUNs is not the same byte of the drives."""
+    from storagelab.studies.nexgen.preset import POOL_PAGE, lun_offsets
+
+    pool = 24 * 10**12
+    starts = {"exchange": 0, "oltp": 450, "vdt-a": 950, "vdt-b": 1350, "vdt-c": 1750, "vdt-d": 2150}  # GB
+    for stretch in (1.0, 9.0):
+        offsets = lun_offsets(pool, stretch)
+        for lun, gb in starts.items():
+            assert offsets[lun] == int(gb * GB * stretch) // POOL_PAGE * POOL_PAGE
+    assert len(set(lun_offsets(pool, 9.0).values())) == 6
+
+
+def test_a_database_read_reaches_its_lun_s_region_of_the_drives():
+    """A cold DVD-SQL read at LUN byte a reaches the drives' pool at the LUN's offset + a x pool_stretch
+    (not at byte a, where the Exchange LUN's data lie)."""
+    from storagelab.kernel.component import Component
+    from storagelab.kernel.io import IORequest
+    from storagelab.studies.nexgen import preset
+
+    seen = []
+
+    class Drives(Component):
+        def submit(self, io):
+            seen.append(io.address)
+
+    for stretch in (1.0, 3.0):
+        topo = preset.nexgen(pool_stretch=stretch)
+        layout = topo.parts["flash read tier"].backend
+        layout.target = Drives("drives")
+        layout.submit(IORequest(True, 8192, address=8192 * 1000, volume=preset.VOLUMES.index("oltp")))
+        page, within = divmod(8192 * 1000, preset.POOL_PAGE)
+        start = int(450 * GB * stretch) // preset.POOL_PAGE * preset.POOL_PAGE
+        assert seen[-1] == start + int(page * stretch) * preset.POOL_PAGE + within
+    assert preset.nexgen().param("pool_stretch").uncertainty is not None

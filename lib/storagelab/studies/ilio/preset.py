@@ -32,6 +32,9 @@ from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.uncertainty import Choice, LogUniform, Uniform
 from storagelab.workloads.content import ContentModel
 
+#: The volume name the Tier-2 user data and infrastructure IO target (workloads.TIER2_VOLUME): the array.
+TIER2_VOLUME = "tier 2"
+
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
 
@@ -231,7 +234,10 @@ def equallogic(ilio: bool = False, **overrides: object) -> Topology:
                             cost=("ilio_cpu_per_io",), concurrency=("ilio_vcpus",), saturates="iom-ilio-iops",
                             per_io_s=p["ilio_cpu_per_io"].si,
                             note="fitted on the Iometer maximum on ILIO, taken as CPU-bound"))  # fmt: skip
-    return Topology(name, {"vdi": volume}, p, parts=parts, roles=roles, stages=stages)
+    # behind ILIO, the user data and infrastructure volumes reach the array directly (4.1), not through
+    # ILIO; without ILIO the array is the one volume (a comparison places every workload on it)
+    volumes = {"vdi": volume, TIER2_VOLUME: array} if ilio else {"vdi": volume}
+    return Topology(name, volumes, p, parts=parts, roles=roles, stages=stages)
 
 
 #: This study's presets by name, each a function of parameter overrides returning a fresh :class:`Topology`.

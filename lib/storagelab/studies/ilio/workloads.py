@@ -15,7 +15,8 @@ from dataclasses import replace
 
 from storagelab.architectures.parameters import ParamSet
 from storagelab.provenance import Param
-from storagelab.uncertainty import Choice, Distribution, Uniform
+from storagelab.studies.ilio.preset import TIER2_VOLUME
+from storagelab.uncertainty import Choice, Distribution, LogUniform, Uniform
 from storagelab.workloads.access_spec import AccessSpec, SizeShare
 from storagelab.workloads.application import (
     ApplicationWorkload,
@@ -26,7 +27,9 @@ from storagelab.workloads.application import (
     documented,
     need_count,
 )
-from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, login_vsi
+from storagelab.workloads.catalogue._sources import DS5020, NEXGEN
+from storagelab.workloads.catalogue.vdi import SPAN_PER_DESKTOP, VDI_STEADY, login_vsi
+from storagelab.workloads.phases import Phase, PhaseSchedule
 
 _DOC = "004_496e3827612b8d9a.txt (Dell Wyse + Atlantis ILIO)"
 
@@ -38,6 +41,16 @@ DESKTOP_DISK = 32 * 10**9
 
 #: The ParamSet the workloads' assumed and fitted numbers are read through (the draws' preset name).
 WORKLOAD_SET = "ILIO workloads"
+
+#: Why the Tier-2 IO per running desktop (:func:`tier2_user_data`) ranges as it does: from other documents,
+#: never from this study's Tier-2 rows (boot-t2-peak, vsi-t2-peak, the aggregate), which it is scored on.
+TIER2_RANGE_WHY = (
+    f"Uncertainty: log-uniform on 0.5-15 IOPS per desktop. Low end: {DS5020}: 'performance is usually designed "
+    "around a 0.5 IOPS user profile, which is equivalent to a very heavy Exchange user', the IO one user's data "
+    f"makes on a server of the era. High end: {NEXGEN}, Login VSI: 'About 10 to 15 IOPS per desktop at steady "
+    "state', a whole desktop's IO, which its user data and the infrastructure serving it cannot exceed. Nothing "
+    "narrows it within; the value is the range's median, sqrt(0.5 x 15) = 2.7"
+)
 
 #: Per assumed workload number read through :data:`WORKLOAD_SET` (one key per quantity): its distribution
 #: and why (the fits' are in :mod:`storagelab.studies.ilio.claims`, beside the fits).
@@ -55,6 +68,7 @@ DISTRIBUTIONS: dict[str, tuple[Distribution, str]] = {
                            "small but of mixed size"),
     "extra writes: io_size": (Choice((24,)), "Uncertainty: only 24 KiB: the screenshot's spinners read 24 KB and no "
                               "other reading of the garbled row fits them"),
+    "tier 2: iops_per_desktop": (LogUniform(0.5, 15.0), TIER2_RANGE_WHY),
     "extra writes: timer_tick": (Choice((1.0, 15.625), (1.0, 3.0)), "Uncertainty: 15.625 ms (three times as "
                                  "likely) or 1 ms: Windows 7's timer resolution is global, so another program on the "
                                  "desktop that raises it (a media player in Login VSI's medium workload) makes "
@@ -166,11 +180,60 @@ def atlantis_vdi_iometer(
     return ApplicationWorkload(name, (stream,), params).with_stream(name, read_pct=100 - write_pct)
 
 
-def login_vsi_run(desktops: int = DESKTOPS, *, extra_writes: bool = True) -> ApplicationWorkload:
+#: The stream of :func:`tier2_user_data` (its IOs' class in results); it reaches the preset's volume
+#: :data:`~storagelab.studies.ilio.preset.TIER2_VOLUME`, the EqualLogic itself, not ILIO's datastore.
+TIER2_STREAM = "tier 2 user data"
+
+
+def tier2_user_data(
+    desktops: int = DESKTOPS, *, power_on_interval: float | None = None, volume: str = TIER2_VOLUME
+) -> ApplicationWorkload:
+    """The IO that reaches Tier 2 without passing through ILIO (4.1: 'All VDI desktops execute from compute
+    host RAM functioning as Tier 1, while all infrastructure management and user data executes from shared
+    Tier 2 on the EqualLogic PS6100E'; 6.5.3: 'Four volumes in use: SQL Data, SQL Logs, Fileserver for user
+    profiles & Management for system disks of Management VMs'): per running desktop ``iops_per_desktop``
+    (IO/s, as drawn inside a parameter draw) of its user's profile and data on the file server and of the
+    infrastructure that serves it (the broker and its SQL database, the management VMs), open loop, 4 KiB
+    random IOs, 80 % writes (the desktops' own mix, :data:`~storagelab.workloads.catalogue.vdi.VDI_STEADY`),
+    over ``desktops`` x 4 GB of the array.
+
+    With ``power_on_interval`` (s) the desktops are being powered on one every ``power_on_interval``
+    seconds from t = 0 (the boot storm), and each counts from its power-on: the rate ramps to its full
+    value over ``desktops x power_on_interval`` s. Without, all ``desktops`` run (Login VSI at full load).
+    The rate is one number for a running desktop, with or without a session: the document does not
+    split Tier 2's load, and the range (:data:`TIER2_RANGE_WHY`) covers either."""
+    need_count("tier2_user_data", "desktops", desktops)
+    rate = assumed(
+        2.7,
+        "IOPS/desktop",
+        "the IO per running desktop that reaches Tier 2 without ILIO (4.1, 6.5.3): its "
+        "user's profile and data on the file server, and the infrastructure serving it; no document states it",
+    )
+    params = {
+        "desktops": documented(desktops, "count", f"{_DOC}, 7.1.6: 75 sessions on one host"),
+        "iops_per_desktop": annotate("tier 2: iops_per_desktop", rate),
+    }  # fmt: skip
+    per_desktop = reader({"tier 2: iops_per_desktop": params["iops_per_desktop"]})("tier 2: iops_per_desktop")
+    schedule = None
+    if power_on_interval is not None:
+        if not (isinstance(power_on_interval, int | float) and power_on_interval > 0):
+            raise ValueError(f"tier2_user_data: power_on_interval must be > 0 s, got {power_on_interval!r}")
+        schedule = PhaseSchedule([Phase("power-ons", desktops * power_on_interval, 0.0, 1.0),
+                                  Phase("all running", 1e9, 1.0)])  # fmt: skip
+    stream = Stream(TIER2_STREAM, volume, VDI_STEADY, desktops * SPAN_PER_DESKTOP, rate=desktops * per_desktop,
+                    schedule=schedule)  # fmt: skip
+    return ApplicationWorkload(TIER2_STREAM, (stream,), params)
+
+
+def login_vsi_run(
+    desktops: int = DESKTOPS, *, extra_writes: bool = True, user_data: bool = True
+) -> ApplicationWorkload:
     """The study's Login VSI run at steady state (7.1.6): ``desktops`` Login VSI sessions, each over its
     own change disk (``desktops x`` :data:`~storagelab.workloads.catalogue.vdi.SPAN_PER_DESKTOP`), and,
     with ``extra_writes``, each session's 38 extra Iometer write IOPS over its 32 GB disk
-    (:func:`ilio_extra_writes`). The one place the study's scenario, its scale-out and its sweeps build
+    (:func:`ilio_extra_writes`); with ``user_data``, each desktop's user data and infrastructure IO on
+    Tier 2 (:func:`tier2_user_data`, stream :data:`TIER2_STREAM` on volume :data:`TIER2_VOLUME`, which
+    does not pass through ILIO). The one place the study's scenario, its scale-out and its sweeps build
     this load, so that the span always follows the desktops run."""
     need_count("login_vsi_run", "desktops", desktops)
     vsi = login_vsi(desktops=desktops, ramp=False, span=desktops * SPAN_PER_DESKTOP)
@@ -185,4 +248,6 @@ def login_vsi_run(desktops: int = DESKTOPS, *, extra_writes: bool = True) -> App
     parts = [vsi]
     if extra_writes:
         parts.append(ilio_extra_writes(desktops=desktops, span=desktops * DESKTOP_DISK))
+    if user_data:
+        parts.append(tier2_user_data(desktops))
     return combine("Login VSI + Iometer" if extra_writes else "Login VSI", parts)

@@ -18,7 +18,10 @@ is a property of each data set (``flash_resident_images``, ``flash_resident_data
 master images, each read by 150 clones at every boot, and their change disks are admitted (warm); the
 databases' pages, each read about once in hours, are not (cold: their reads go to the drives). Of the
 admitted data, each data set's hit ratio follows from its size and read rate against the capacity as an
-LRU's steady state (:class:`~storagelab.components.tiering.WorkingSetReadCache`, ``placement``). The
+LRU's steady state (:class:`~storagelab.components.tiering.WorkingSetReadCache`, ``placement``). A read the
+flash does not serve goes to its LUN's own region of the drives' pool: Figure 9's six LUNs laid in its
+order as provisioned, each byte of a LUN spanning ``pool_stretch`` bytes of the pool (1: end to end; up to
+9: over the whole pool), not all LUNs at the pool's first bytes. The
 4 x 24 GB master images fit the 2.4 TB; in the Login VSI window the desktops' change disks (600 x 4 GB)
 do not, and the tier keeps what is read most often per byte.
 
@@ -73,6 +76,9 @@ VDI_LUNS = ("vdt-a", "vdt-b", "vdt-c", "vdt-d")
 SQL_CPU_PER_IO_US = 16 * 60 / (IOS_PER_ORDER * 37_500) * 1e6
 #: The SQL Server VMs whose database disks ioTurbine caches (Figure 53: SQL01-04).
 SQL_VMS = 4
+#: The LUNs' provisioned sizes (GB), in Figure 9's order: 'Exchange 450', 'DVD-SQL 500', 'VDT-A 400' ..
+#: 'VDT_D 400'. The drives' pool holds each LUN's data in a region of its own (see :class:`_PoolLayout`).
+LUN_SIZES_GB = {"exchange": 450, "oltp": 500, "vdt-a": 400, "vdt-b": 400, "vdt-c": 400, "vdt-d": 400}
 
 
 def params() -> dict[str, Param]:
@@ -151,6 +157,16 @@ def params() -> dict[str, Param]:
                                "not stated. Used only with flash_destage=1. Log-uniform on 0.1-10 s: write-gathering timers "
                                "run from a fraction of a second to seconds; nothing narrows it",
                                uncertainty=LogUniform(0.1, 10.0)),
+        "pool_stretch": Param(1.0, "ratio", "assumption", f"{_DOC}, Figure 9: the six LUNs (Exchange 450 GB, DVD-SQL "
+                              "500 GB, VDT-A..D 400 GB each) are volumes of the one pool of 16 NL-SAS drives, so each "
+                              "holds its data in a region of its own, not all at the pool's first bytes. They are laid "
+                              "in Figure 9's order, and one byte of a LUN's address space spans pool_stretch bytes of "
+                              "the pool: 1 = end to end as provisioned (2,550 GB of the 24 TB); 9 = spread over the "
+                              "whole pool (2,550 GB x 9 = 23 TB), as a thin pool that places its pages across all of "
+                              "its space would. The N5's page placement is not stated (the LUNs are thin: 'We "
+                              "provisioned LUNs with the NexGen N5 GUI'). It sets how far the drives seek between the "
+                              "databases' cold reads. Uncertainty: log-uniform on 1-9, that range",
+                              low=1.0, high=9.0, uncertainty=LogUniform(1.0, 9.0)),
         "sql_vcpus": Param(16, "count", "document", f"{_DOC}, Figure 53: 'SQL01-04 4 ... 4' (four VMs of 4 vCPUs)"),
         "sql_cpu_per_io": Param(SQL_CPU_PER_IO_US, "us", "fit", "SQL Server CPU per database page IO (one vCPU "
                                 "busy that long): fitted on scenario 2's 35,000-40,000 OPM (s2-opm-lo/hi; the "
@@ -196,6 +212,47 @@ class _ProcessorCard(Component):
 
     def submit(self, io: IORequest) -> Event:
         return self.card_of[io.volume].submit(io)
+
+
+#: The pool's allocation unit (B) in :class:`_PoolLayout`: a LUN's 1 MiB pages are placed whole, so an IO
+#: keeps its alignment within a page (the N5's page size is not stated; 1 MiB is a whole number of any
+#: stripe unit the model allows).
+POOL_PAGE = 1 << 20
+
+
+class _PoolLayout(Component):
+    """The drives' pool as the LUNs occupy it: page ``p`` (:data:`POOL_PAGE`) of LUN number ``n`` is page
+    ``floor(p x stretch)`` of its region, which starts at byte ``offsets[n]`` of ``target``; the byte's place
+    within its page is kept. Modulo the pool's ``capacity`` (a LUN whose data runs past the pool's end
+    wraps to its start, as a full thin pool would place it)."""
+
+    def __init__(
+        self, name: str, target: Component, offsets: Mapping[int, int], stretch: float, capacity: int
+    ) -> None:
+        super().__init__(name)
+        if stretch < 1.0 or capacity <= 0:
+            raise ValueError(f"{name}: stretch must be >= 1 and capacity > 0, got {stretch!r}, {capacity!r}")
+        self.target, self.offsets, self.stretch, self.capacity = target, dict(offsets), stretch, capacity
+
+    def children(self) -> list[Component]:
+        return [self.target]
+
+    def submit(self, io: IORequest) -> Event:
+        page, within = divmod(io.address, POOL_PAGE)
+        a = (self.offsets[io.volume] + int(page * self.stretch) * POOL_PAGE + within) % self.capacity
+        io.address = a if a + io.size <= self.capacity else 0
+        return self.target.submit(io)
+
+
+def lun_offsets(pool_bytes: int, stretch: float) -> dict[str, int]:
+    """Where each LUN's region starts in the drives' pool (bytes, a whole number of :data:`POOL_PAGE`):
+    Figure 9's LUNs in its order, each ``stretch x`` its provisioned size (:data:`LUN_SIZES_GB`), wrapped at
+    ``pool_bytes``."""
+    offsets, at = {}, 0
+    for lun, gb in LUN_SIZES_GB.items():
+        offsets[lun] = int(at) // POOL_PAGE * POOL_PAGE % pool_bytes
+        at += gb * 10**9 * stretch
+    return offsets
 
 
 def processor_time(p: ParamSet) -> float:
@@ -273,8 +330,12 @@ def nexgen(*, processor_of: Mapping[str, str] | None = None, **overrides: object
     # (read very often) and the databases (each page read seldom)
     images, databases = float(p["flash_resident_images"].value), float(p["flash_resident_databases"].value)
     placement = {lun: images for lun in VDI_LUNS} | {"oltp": databases, "exchange": databases}
+    # a read the flash does not serve goes to the LUN's own region of the drives' pool (Figure 9's LUNs)
+    stretch = float(p["pool_stretch"].value)
+    offsets = {VOLUMES.index(lun): off for lun, off in lun_offsets(pool, stretch).items()}
+    pooled = _PoolLayout(f"{hdd} pool (LUN regions)", disks, offsets, stretch, pool)
     reads = WorkingSetReadCache(
-        f"{flash} read tier", _ProcessorCard(f"{flash} of the LUN's processor", card_of), disks,
+        f"{flash} read tier", _ProcessorCard(f"{flash} of the LUN's processor", card_of), pooled,
         int(p["flash_capacity"].si), placement=placement,
     )  # fmt: skip
     volumes, on_sp = {}, {"A": 0, "B": 0}
