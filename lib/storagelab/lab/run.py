@@ -12,8 +12,10 @@ group's IO counters, and the measured run of ``runtime_s``. fio runs buffered (`
 measured run (blkio ``io_serviced`` / ``io.stat``) against the reads fio completed. fio's default
 ``fadvise_hint=1`` advises ``POSIX_FADV_RANDOM`` for random jobs, which turns read-ahead off, so one miss is
 one device read of one block (``device_read_bytes`` says so: a read-ahead would read more bytes than
-blocks missed). The point ``hit_cost_ws`` is run first: fully cached, its latency is the **hit cost**, and
-its ``rss`` and the cache it holds say what the process itself uses of the limit.
+blocks missed). The group's memory (``mem_*``: the medians of samples every 0.25 s while the measured run
+holds it) is recorded. The point ``hit_cost_ws`` is run first: fully cached, its latency is the **hit
+cost**, and its memory not taken by the test file's pages (``usage - (cache - shmem)``: fio's own memory
+and shared memory, the kernel's memory charged to the group) is what the process itself uses of the limit.
 
 **Throttle scenarios**: per scenario a throttled group (blk-throttle's limit on the test file's disk) and
 ``unthrottled`` groups without limit, each running the same fio job (``direct=1``, libaio, random reads)
@@ -31,6 +33,7 @@ import datetime as dt
 import json
 import os
 import platform
+import statistics
 import subprocess
 import time
 from collections.abc import Callable
@@ -122,8 +125,17 @@ def run_fio(job_file: Path, out_json: Path, group: cgroup.Cgroup, cwd: Path) -> 
     )  # fmt: skip
 
 
-def _wait(proc: subprocess.Popen, what: str) -> None:
+def _wait(
+    proc: subprocess.Popen, what: str, sample: Callable[[], None] | None = None, every_s: float = 0.25
+) -> None:
+    """Wait for fio; with ``sample``, call it every ``every_s`` while fio runs (the group's memory is read
+    while fio holds it: after fio exits its own memory is gone)."""
     try:
+        if sample is not None:
+            while proc.poll() is None:
+                time.sleep(every_s)
+                if proc.poll() is None:
+                    sample()
         _, err = proc.communicate()
     except BaseException:
         proc.terminate()
@@ -166,9 +178,18 @@ def _cache_point(plan: LabPlan, point: CachePoint, target: Path, out: Path, grou
     meas.write_text(cache_job(plan, point, str(target), plan.cache.runtime_s))
     _wait(run_fio(warm, jobs / f"{point.name}.warm.json", group, jobs), point.name + " (warm-up)")
     before = group.io_counts(device)
-    _wait(run_fio(meas, jobs / f"{point.name}.json", group, jobs), point.name)
+    samples: list[dict[str, int]] = []
+    _wait(
+        run_fio(meas, jobs / f"{point.name}.json", group, jobs),
+        point.name,
+        lambda: samples.append(group.memory_stat()),
+    )
     after = group.io_counts(device)
-    mem = group.memory_stat()
+    mem = (
+        {k: int(statistics.median(s[k] for s in samples)) for k in samples[0]}
+        if samples
+        else group.memory_stat()
+    )
     group.remove()  # (the counters and the memory are read before)
     groups.remove(group)
     row: dict[str, Any] = {
