@@ -32,7 +32,7 @@ device model fitted on the same disk (``storagelab fit measurements/vda-ext4``):
   latency is their mix by the hit ratio, the IOPS its inverse (one IO in flight: nothing queues, so the
   simulated station would give the same). Writes cost the hit cost (they complete in the page cache;
   write-back to the disk runs later, in the kernel's flusher, not in fio's loop: **not modelled**).
-- libCacheSim's LRU, ARC, TwoQ and ClockPro (the C library the cache tests check against) are run on the
+- libCacheSim's LRU, ARC and TwoQ (the C library the cache tests check against) are run on the
   same draws, beside (``lcs_*`` columns).
 
 **The block throttle** is predicted with :class:`~storagelab.qos.token_bucket.TokenBucket` as a station's
@@ -140,7 +140,7 @@ def _libcachesim(blocks: np.ndarray, reads: np.ndarray, capacity: int, warm: int
     except ImportError:
         return {}
     out = {}
-    for name in ("LRU", "ARC", "TwoQ", "ClockPro"):
+    for name in ("LRU", "ARC", "TwoQ"):
         cache = getattr(lcs, name)(capacity)
         req = lcs.Request()
         req.obj_size = 1

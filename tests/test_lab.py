@@ -1,0 +1,126 @@
+"""The lab (issue 70): plans, the cgroup refusals, fio's access laws as the prediction draws them, and, where
+cgroups can be created (root, cgroup v1 memory+blkio or v2 memory+io) and fio is installed, a small real run
+(the quick plan: about 12 s of fio) and an interrupted run that must leave no cgroup behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from storagelab.lab import cgroup
+from storagelab.lab.plan import QUICK_PLAN, LabPlanError, load_lab_plan
+from storagelab.lab.predict import THROTL_SLICE_S, fio_blocks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _lab_reason() -> str | None:
+    """Why the real lab cannot run here, or None."""
+    if shutil.which("fio") is None:
+        return "fio is not installed"
+    try:
+        cgroup.require()
+    except cgroup.CgroupUnavailable as err:
+        return str(err)
+    return None
+
+
+REASON = _lab_reason()
+needs_cgroups = pytest.mark.skipif(REASON is not None, reason=f"the lab cannot run here: {REASON}")
+
+
+def test_the_committed_plan_loads_and_a_bad_one_is_named(tmp_path):
+    plan = load_lab_plan(ROOT / "measurements/lab-vda/plan.yaml")
+    assert plan.memory_limit == 128 * 2**20 and len(plan.cache.planned()) == 24
+    assert len(plan.throttle.scenarios) == 7
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("file_size: 64MiB\nmemory_limit: 32MiB\ncache: {points: [{distribution: zipf:1, working_set: 1}]}\n")
+    with pytest.raises(LabPlanError, match="zipf"):
+        load_lab_plan(bad)
+    bad.write_text("file_size: 64MiB\nmemory_limit: 32MiB\ncache: {points: [{working_set: 4}]}\n")
+    with pytest.raises(LabPlanError, match="exceeds file_size"):
+        load_lab_plan(bad)
+
+
+def test_refusals_name_what_is_missing(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(cgroup.CgroupUnavailable, match="not root"):
+        cgroup.detect()
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(cgroup, "_mounted", lambda: {"memory": Path("/sys/fs/cgroup/memory")})
+    with pytest.raises(cgroup.CgroupUnavailable, match="blkio hierarchy nor a cgroup v2"):
+        cgroup.detect()
+    monkeypatch.setattr(cgroup, "_mounted", lambda: {})
+    with pytest.raises(cgroup.CgroupUnavailable, match="memory and blkio"):
+        cgroup.detect()
+
+
+def test_fio_laws_as_drawn():
+    """Pareto 0.9 is fio's 90/10 rule; Zipf 1.2 is more skewed than 0.8; over a power-of-two number of
+    blocks fio's hash is a permutation (every block reachable under uniform-rank draws)."""
+    rng = np.random.default_rng(1)
+    n = 2**14
+    for dist, top10 in (("pareto:0.9", (0.85, 0.95)), ("zipf:1.2", (0.8, 1.0)), ("zipf:0.8", (0.4, 0.75))):
+        b = fio_blocks(dist, n, 200_000, rng)
+        counts = np.sort(np.bincount(b, minlength=n))[::-1]
+        share = counts[: n // 10].sum() / counts.sum()
+        assert top10[0] <= share <= top10[1], (dist, share)
+    u = fio_blocks("random", n, 200_000, rng)
+    assert np.sort(np.bincount(u, minlength=n))[::-1][: n // 10].sum() / 200_000 < 0.2  # noise only
+    ranks = np.arange(n, dtype=np.uint64) * np.uint64(0x61C8864680B583EB) % np.uint64(n)
+    assert len(set(ranks.tolist())) == n
+    assert THROTL_SLICE_S == 0.1
+
+
+@needs_cgroups
+def test_a_small_lab_runs_for_real_and_cleans_up(tmp_path):
+    from storagelab.lab.run import run_lab
+
+    target = tmp_path / "lab.dat"
+    tables = run_lab(QUICK_PLAN, target, tmp_path / "out")
+    cache, throttle = tables["cache.csv"], tables["throttle.csv"]
+    hits = dict(zip(cache["point"], cache["hit_ratio"], strict=True))
+    assert hits["cache-random-ws0.5-r100"] > 0.98  # half the limit: every read a hit
+    assert 0.15 < hits["cache-random-ws2-r100"] < 0.65  # twice the limit: about the cached share
+    assert hits["cache-zipf1.2-ws2-r100"] > hits["cache-random-ws2-r100"] + 0.2
+    limited = throttle.filter(throttle["scenario"] == "iops200", throttle["throttled"]).row(0, named=True)
+    assert limited["iops"] == pytest.approx(200, rel=0.15)
+    bps = throttle.filter(throttle["scenario"] == "bps2m").row(0, named=True)
+    assert bps["mb_s"] == pytest.approx(2.0, rel=0.15)
+    assert not target.exists()
+    assert not [p for p in cgroup.leftover_groups() if f"-{os.getpid()}-" in p.name]
+    prov = (tmp_path / "out" / "provenance.json").read_text()
+    assert '"cgroup_version"' in prov and '"fio_version"' in prov and '"kernel"' in prov
+
+
+@needs_cgroups
+def test_an_interrupted_run_leaves_no_cgroup(tmp_path):
+    """A child running the lab gets SIGINT while fio runs in its group: the group is gone afterwards."""
+    script = textwrap.dedent(f"""
+        from storagelab.lab.plan import QUICK_PLAN
+        from storagelab.lab.run import run_lab
+        plan = QUICK_PLAN.model_copy(update={{"throttle": None}})
+        run_lab(plan, {str(tmp_path / "lab.dat")!r}, {str(tmp_path / "out")!r})
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE, text=True)
+    mine = lambda: [p for p in cgroup.leftover_groups() if f"-{child.pid}-" in p.name]  # noqa: E731
+    deadline = time.monotonic() + 60
+    while not mine() and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
+    assert mine(), "the child never created its group"
+    time.sleep(0.3)  # fio is running in it
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode != 0 and "KeyboardInterrupt" in err
+    assert mine() == []
+    assert not (tmp_path / "lab.dat").exists()
