@@ -43,7 +43,9 @@ def test_the_committed_plan_loads_and_a_bad_one_is_named(tmp_path):
     assert plan.memory_limit == 128 * 2**20 and len(plan.cache.planned()) == 24
     assert len(plan.throttle.scenarios) == 7
     bad = tmp_path / "bad.yaml"
-    bad.write_text("file_size: 64MiB\nmemory_limit: 32MiB\ncache: {points: [{distribution: zipf:1, working_set: 1}]}\n")
+    bad.write_text(
+        "file_size: 64MiB\nmemory_limit: 32MiB\ncache: {points: [{distribution: zipf:1, working_set: 1}]}\n"
+    )
     with pytest.raises(LabPlanError, match="zipf"):
         load_lab_plan(bad)
     bad.write_text("file_size: 64MiB\nmemory_limit: 32MiB\ncache: {points: [{working_set: 4}]}\n")

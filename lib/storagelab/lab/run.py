@@ -287,7 +287,7 @@ def run_lab(plan: LabPlan, target: str | Path, out: str | Path, *, progress: Cal
     """Run ``plan`` on a test file ``target`` the lab creates (never an existing file nor a device: the
     ``measure`` rules, :func:`~storagelab.measured.target.check_target` without any risk accepted) into
     folder ``out``; see the module's docstring. Returns the tables written."""
-    target, out = Path(target), Path(out)
+    target, out = Path(target).absolute(), Path(out).absolute()  # fio runs in jobs/: absolute paths
     fio_binary()
     version = cgroup.require(need_memory=plan.cache is not None)
     kind = check_target(target, plan.file_size, out, Allow())
