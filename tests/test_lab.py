@@ -95,9 +95,12 @@ def test_a_small_lab_runs_for_real_and_cleans_up(tmp_path):
     assert 0.15 < hits["cache-random-ws2-r100"] < 0.65  # twice the limit: about the cached share
     assert hits["cache-zipf1.2-ws2-r100"] > hits["cache-random-ws2-r100"] + 0.2
     limited = throttle.filter(throttle["scenario"] == "iops200", throttle["throttled"]).row(0, named=True)
-    assert limited["iops"] == pytest.approx(200, rel=0.15)
+    # the limit caps the tenant (a stall of the shared disk can only lower it: see measurements/README.md)
+    assert 100 < limited["iops"] < 200 * 1.15
+    free = throttle.filter(throttle["scenario"] == "iops200", ~throttle["throttled"]).row(0, named=True)
+    assert free["iops"] > 5 * limited["iops"]
     bps = throttle.filter(throttle["scenario"] == "bps2m").row(0, named=True)
-    assert bps["mb_s"] == pytest.approx(2.0, rel=0.15)
+    assert 1.0 < bps["mb_s"] < 2.0 * 1.15
     assert not target.exists()
     assert not [p for p in cgroup.leftover_groups() if f"-{os.getpid()}-" in p.name]
     prov = (tmp_path / "out" / "provenance.json").read_text()

@@ -108,7 +108,8 @@ def hit_ratio_chart(cache: pl.DataFrame, *, name: str = "hit_ratio") -> object:
 
 def throttle_chart(series: pl.DataFrame, *, name: str = "throttle") -> object:
     """IOPS of every tenant over time, one panel per scenario: measured (fio's log, solid) and predicted
-    (the token bucket over the fitted device, dashed), per 100 ms; log scale."""
+    (the token bucket over the fitted device, dashed), per 100 ms; log scale. fio leaves a window with no
+    completion out of its log, so a measured line jumps over it."""
     import altair as alt
 
     from storagelab import charts
