@@ -156,13 +156,15 @@ def _libcachesim(blocks: np.ndarray, reads: np.ndarray, capacity: int, warm: int
 
 
 def predict_cache_point(row: dict[str, Any], cal: CacheCalibration, *, seed: int = 1,
-                        policies: tuple[str, ...] = ("arc", "lru"), reference: bool = True) -> dict[str, Any]:  # fmt: skip
+                        policies: tuple[str, ...] = ("arc", "lru"), reference: bool = True,
+                        warm_draws: int | None = None) -> dict[str, Any]:  # fmt: skip
     """The predicted hit ratio (per policy), IOPS and mean latency of one measured cache point (a row of
-    ``cache.csv``)."""
+    ``cache.csv``). ``warm_draws`` replaces the blind warm-up (:data:`WARM_TURNS` times the cache's blocks):
+    a post-hoc check, e.g. with as many draws as fio's unmeasured run completed (its ``.warm.json``)."""
     bs = int(row["block_size"])
     blocks = int(row["ws_bytes"]) // bs
     capacity = max(cal.capacity_bytes // bs, 1)
-    warm = WARM_TURNS * capacity
+    warm = WARM_TURNS * capacity if warm_draws is None else int(warm_draws)
     rng = np.random.default_rng(seed)
     trace = fio_blocks(row["distribution"], blocks, warm + MEASURED, rng)
     reads = (
