@@ -129,3 +129,20 @@ def test_an_interrupted_run_leaves_no_cgroup(tmp_path):
     assert child.returncode != 0 and "KeyboardInterrupt" in err
     assert mine() == []
     assert not (tmp_path / "lab.dat").exists()
+
+
+def test_the_readmes_state_the_committed_shares():
+    """measurements/README.md and the README state the shares that `storagelab lab-predict` wrote
+    (measurements/lab-vda/shares.csv), each as "W of N"."""
+    import polars as pl
+
+    shares = pl.read_csv(ROOT / "measurements/lab-vda/shares.csv")
+    notes = (ROOT / "measurements/README.md").read_text()
+    section = notes[notes.index("## `lab-vda`") :]
+    readme = (ROOT / "README.md").read_text()
+    lab_section = readme[readme.index("## The lab:") : readme.index("## Sweeps")]
+    for r in shares.iter_rows(named=True):
+        assert f"{r['within']} of {r['points']}" in section, r
+    got = {(r["mechanism"], r["metric"]): (r["within"], r["points"]) for r in shares.iter_rows(named=True)}
+    for key in (("page cache", "hit"), ("page cache", "iops"), ("blk-throttle: throttled tenant", "iops")):
+        assert "{} of {}".format(*got[key]) in lab_section, key

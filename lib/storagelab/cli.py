@@ -454,6 +454,31 @@ def lab(
     typer.echo(f"plan {plan_.name}: " + ", ".join(f"{out / k} ({v.height} rows)" for k, v in tables.items()))
 
 
+@app.command("lab-predict")
+def lab_predict(
+    folder: Annotated[Path, typer.Argument(help="a lab folder written by storagelab lab")],
+    device: Annotated[
+        Path, typer.Option("--device", help="a storagelab measure folder of the same disk (its fitted model)")
+    ] = Path("measurements/vda-ext4"),
+    seed: Annotated[int, typer.Option("--seed", help="seed of the predicted draws and simulations")] = 1,
+) -> None:
+    """Predict every point of a lab run blind (storagelab.lab.predict) and write predicted_cache.csv,
+    predicted_throttle.csv, predicted_series.csv and shares.csv into FOLDER; print the shares within
+    tolerance per mechanism."""
+    from storagelab.lab.report import LabReport
+
+    try:
+        lab_ = LabReport.predict(folder, device, seed=seed)
+    except FileNotFoundError as err:
+        _fail(err)
+    for name, table in (("predicted_cache.csv", lab_.cache), ("predicted_throttle.csv", lab_.throttle),
+                        ("predicted_series.csv", lab_.series), ("shares.csv", lab_.shares)):  # fmt: skip
+        if table is not None:
+            table.write_csv(folder / name)
+    for r in lab_.shares.iter_rows(named=True):
+        typer.echo(f"{r['mechanism']}, {r['metric']}: {r['within']} of {r['points']} within tolerance")
+
+
 import_app = typer.Typer(help="Read results measured elsewhere.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
 
