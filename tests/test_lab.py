@@ -146,3 +146,35 @@ def test_the_readmes_state_the_committed_shares():
     got = {(r["mechanism"], r["metric"]): (r["within"], r["points"]) for r in shares.iter_rows(named=True)}
     for key in (("page cache", "hit"), ("page cache", "iops"), ("blk-throttle: throttled tenant", "iops")):
         assert "{} of {}".format(*got[key]) in lab_section, key
+
+
+def test_the_cgroup_v2_fallback_writes_memory_max_and_io_max(tmp_path, monkeypatch):
+    """Without the v1 hierarchies, a cgroup v2 mount with the memory and io controllers is used: the limits
+    go to memory.max and io.max, the counters come from io.stat and memory.stat (a folder stands in for the
+    cgroup2 file system here; the kernel's own files are written and read the same way)."""
+    root = tmp_path / "unified"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpu io memory pids\n")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(cgroup, "_mounted", lambda: {"v2": root})
+    assert cgroup.require() == 2
+    limits = cgroup.Limits(memory_bytes=64 * 2**20, device="254:0", read_iops=500, read_bps=4_000_000)
+    group = cgroup.create(limits, label="t")
+    path = group.paths["v2"]
+    assert path.parent == root and path.name.startswith(f"{cgroup.PREFIX}-t-{os.getpid()}-")
+    assert (path / "memory.max").read_text() == str(64 * 2**20)
+    assert (path / "io.max").read_text() == "254:0 riops=500 rbps=4000000\n"
+    (path / "io.stat").write_text(
+        "8:0 rbytes=1 rios=1\n254:0 rbytes=8192 wbytes=0 rios=2 wios=0 dbytes=0 dios=0\n"
+    )
+    assert group.io_counts("254:0") == {"read_ios": 2, "write_ios": 0, "read_bytes": 8192, "write_bytes": 0}
+    (path / "memory.stat").write_text("anon 4096\nfile 8192\nshmem 0\nactive_file 4096\ninactive_file 4096\n")
+    (path / "memory.current").write_text("16384\n")
+    assert group.memory_stat()["cache"] == 8192 and group.memory_stat()["usage"] == 16384
+    monkeypatch.setattr(cgroup, "_mounted", lambda: {"memory": Path("/m")})  # v1 blkio and v2 both missing
+    with pytest.raises(cgroup.CgroupUnavailable, match="blkio hierarchy nor a cgroup v2"):
+        cgroup.detect()
+    (root / "cgroup.controllers").write_text("cpu pids\n")
+    monkeypatch.setattr(cgroup, "_mounted", lambda: {"v2": root})
+    with pytest.raises(cgroup.CgroupUnavailable, match=r"lacks the memory and io controller"):
+        cgroup.detect()
