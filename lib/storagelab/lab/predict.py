@@ -323,3 +323,73 @@ def shares(cache: pl.DataFrame | None, throttle: pl.DataFrame | None) -> pl.Data
     out = pl.DataFrame(rows, schema={"mechanism": pl.String, "metric": pl.String, "points": pl.Int64,
                                      "within": pl.Int64})  # fmt: skip
     return out.with_columns(share=pl.col("within") / pl.col("points"))
+
+
+class TwoListSketch:
+    """A post-hoc diagnostic, not a prediction and not a component policy: a sketch of the kernel's two-list
+    LRU for unmapped file pages (``mm/swap.c`` ``folio_mark_accessed``, ``mm/vmscan.c``, ``mm/workingset.c``)
+    of ``capacity`` pages. A missed page goes on the inactive list marked referenced (the read marks it
+    accessed); a hit on an inactive page marked referenced moves it to the active list, a hit on an unmarked
+    one marks it; a hit on an active page only marks it (the active list is not reordered). Before an
+    eviction the active list's oldest pages move to the inactive list while it is the smaller one (the
+    inactive ratio is 1 below 1 GiB); the inactive list's oldest page is evicted, leaving a shadow entry
+    stamped with the count of evictions and activations; a page that refaults within the active list's size
+    of that count goes straight to the active list. Left out: reclaim in batches, the referenced bit's finer
+    rules, mapped and executable pages."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.inactive: dict[int, bool] = {}  # insertion order = list order, oldest first
+        self.active: dict[int, bool] = {}
+        self.shadow: dict[int, int] = {}
+        self.age = 0
+
+    def _make_room(self) -> None:
+        while len(self.inactive) + len(self.active) >= self.capacity:
+            while len(self.inactive) < len(self.active):
+                key = next(iter(self.active))
+                self.inactive[key] = self.active.pop(key)
+            key = next(iter(self.inactive))
+            del self.inactive[key]
+            self.shadow[key] = self.age
+            self.age += 1
+
+    def access(self, key: int) -> bool:
+        """Look ``key`` up: True on a hit; on a miss admit it (see the class docstring)."""
+        if key in self.active:
+            self.active[key] = True
+            return True
+        if key in self.inactive:
+            if self.inactive[key]:
+                del self.inactive[key]
+                self.active[key] = False
+                self.age += 1
+            else:
+                self.inactive[key] = True
+            return True
+        self._make_room()
+        evicted_at = self.shadow.pop(key, None)
+        if evicted_at is not None and self.age - evicted_at <= len(self.active):
+            self.active[key] = False
+            self.age += 1
+        else:
+            self.inactive[key] = True
+        return False
+
+
+def two_list_hit_ratio(row: dict[str, Any], cal: CacheCalibration, *, seed: int = 1, warm_turns: int = 8,
+                       draws: int = 300_000) -> float:  # fmt: skip
+    """The :class:`TwoListSketch`'s hit ratio on a read-only cache point's draws (post hoc)."""
+    bs = int(row["block_size"])
+    capacity = max(cal.capacity_bytes // bs, 1)
+    warm = warm_turns * capacity
+    trace = fio_blocks(
+        row["distribution"], int(row["ws_bytes"]) // bs, warm + draws, np.random.default_rng(seed)
+    )
+    sketch = TwoListSketch(capacity)
+    hits = 0
+    for i, b in enumerate(trace.tolist()):
+        h = sketch.access(b)
+        if i >= warm:
+            hits += h
+    return hits / draws
