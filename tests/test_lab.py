@@ -178,3 +178,19 @@ def test_the_cgroup_v2_fallback_writes_memory_max_and_io_max(tmp_path, monkeypat
     monkeypatch.setattr(cgroup, "_mounted", lambda: {"v2": root})
     with pytest.raises(cgroup.CgroupUnavailable, match=r"lacks the memory and io controller"):
         cgroup.detect()
+
+
+def test_the_two_list_sketch_promotes_on_a_second_access_and_holds_its_capacity():
+    from storagelab.lab.predict import TwoListSketch
+
+    s = TwoListSketch(100)
+    assert not s.access(1) and 1 in s.inactive
+    assert s.access(1) and 1 in s.active  # the read that missed marked it: the next access activates it
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 400, 60_000).tolist()
+    for k in keys[:20_000]:
+        s.access(k)
+    hits = sum(s.access(k) for k in keys[20_000:])
+    assert len(s.inactive) + len(s.active) <= 100
+    assert len(s.inactive) >= len(s.active) - 1
+    assert hits / 40_000 == pytest.approx(0.25, abs=0.02)  # uniform access: the cached share
