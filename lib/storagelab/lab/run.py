@@ -44,7 +44,6 @@ import polars as pl
 
 from storagelab.lab import cgroup
 from storagelab.lab.plan import CachePoint, LabPlan, Scenario
-from storagelab.measured.results import read_fio_json
 from storagelab.measured.run import fio_binary, fio_version_text
 from storagelab.measured.target import STATE_FILE, Allow, check_target, create_file, describe_path
 
@@ -346,4 +345,4 @@ def load_lab(folder: str | Path) -> dict[str, Any]:
             "provenance": json.loads(prov.read_text()) if prov.is_file() else {}}  # fmt: skip
 
 
-__all__ = ["cache_job", "load_lab", "read_fio_json", "run_lab", "throttle_job"]
+__all__ = ["cache_job", "load_lab", "run_lab", "throttle_job"]
