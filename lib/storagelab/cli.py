@@ -423,6 +423,62 @@ def measure(
     )
 
 
+@app.command()
+def lab(
+    target: Annotated[Path, typer.Argument(help="the test file (created and removed by the command)")],
+    plan: Annotated[Path | None, typer.Option("--plan", help="lab plan YAML (default: --quick's)")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="dataset folder")] = Path("lab"),
+    quick: Annotated[bool, typer.Option("--quick", help="the CI's plan (under a minute of fio)")] = False,
+    keep_file: Annotated[
+        bool, typer.Option("--keep-file", help="keep the test file the command created")
+    ] = False,
+) -> None:
+    """Run a lab plan: the page cache held to a size by a memory cgroup, and the kernel's block throttle,
+    measured with fio in control groups the command creates (and removes, also when interrupted); the
+    misses from each group's device counters; cache.csv, throttle.csv, throttle_series.csv and
+    provenance.json. Needs root and cgroups (v1 memory and blkio, or v2 memory and io); only a file the
+    command creates is measured."""
+    from storagelab.lab.cgroup import CgroupUnavailable
+    from storagelab.lab.plan import QUICK_PLAN, LabPlanError, load_lab_plan
+    from storagelab.lab.run import run_lab
+    from storagelab.measured.run import FioNotFound
+    from storagelab.measured.target import UnsafeTarget
+
+    if plan is None and not quick:
+        _fail(ValueError("give --plan PLAN.yaml, or --quick for the CI's small plan"))
+    try:
+        plan_ = QUICK_PLAN if plan is None else load_lab_plan(plan)
+        tables = run_lab(plan_, target, out, progress=typer.echo, keep_file=keep_file)
+    except (LabPlanError, UnsafeTarget, FioNotFound, CgroupUnavailable, FileNotFoundError) as err:
+        _fail(err)
+    typer.echo(f"plan {plan_.name}: " + ", ".join(f"{out / k} ({v.height} rows)" for k, v in tables.items()))
+
+
+@app.command("lab-predict")
+def lab_predict(
+    folder: Annotated[Path, typer.Argument(help="a lab folder written by storagelab lab")],
+    device: Annotated[
+        Path, typer.Option("--device", help="a storagelab measure folder of the same disk (its fitted model)")
+    ] = Path("measurements/vda-ext4"),
+    seed: Annotated[int, typer.Option("--seed", help="seed of the predicted draws and simulations")] = 1,
+) -> None:
+    """Predict every point of a lab run blind (storagelab.lab.predict) and write predicted_cache.csv,
+    predicted_throttle.csv, predicted_series.csv and shares.csv into FOLDER; print the shares within
+    tolerance per mechanism."""
+    from storagelab.lab.report import LabReport
+
+    try:
+        lab_ = LabReport.predict(folder, device, seed=seed)
+    except FileNotFoundError as err:
+        _fail(err)
+    for name, table in (("predicted_cache.csv", lab_.cache), ("predicted_throttle.csv", lab_.throttle),
+                        ("predicted_series.csv", lab_.series), ("shares.csv", lab_.shares)):  # fmt: skip
+        if table is not None:
+            table.write_csv(folder / name)
+    for r in lab_.shares.iter_rows(named=True):
+        typer.echo(f"{r['mechanism']}, {r['metric']}: {r['within']} of {r['points']} within tolerance")
+
+
 import_app = typer.Typer(help="Read results measured elsewhere.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
 

@@ -523,6 +523,26 @@ class YourSystemParams(NotebookParams):
         return self
 
 
+class TheLabParams(NotebookParams):
+    """Parameters of ``21-the-lab``: the lab's dataset folder (``storagelab lab``), the measured folder of the
+    same disk whose fitted model the predictions put behind the cache and the throttle, and the seed."""
+
+    notebook: ClassVar[str] = "21-the-lab"
+    dataset: str = Field(
+        default="../measurements/lab-vda",
+        min_length=1,
+        description="the lab's folder (cache.csv, throttle.csv, throttle_series.csv, provenance.json), "
+        "relative to notebooks/",
+    )
+    device: str = Field(
+        default="../measurements/vda-ext4",
+        min_length=1,
+        description="a storagelab measure folder of the same disk: the device model fitted on it is frozen "
+        "as committed and put behind the predicted cache and throttle",
+    )
+    seed: int = Field(default=1, ge=0, description="seed of the predicted draws and simulations")
+
+
 #: Notebook stem -> its parameter schema.
 SCHEMAS: dict[str, type[NotebookParams]] = {
     "00-published-results": PublishedResultsParams,
@@ -538,4 +558,5 @@ SCHEMAS: dict[str, type[NotebookParams]] = {
     "18-host-cache": HostCacheParams,
     "19-compare-architectures": CompareArchitecturesParams,
     "20-your-system": YourSystemParams,
+    "21-the-lab": TheLabParams,
 }
