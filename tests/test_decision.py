@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 
 from storagelab.analysis.decision import CandidateSample, candidate_sample, mix_at, p_greater, size_key
@@ -13,7 +14,9 @@ from storagelab.analysis.workload_mix import WorkloadMix, WorkloadMixError
 from storagelab.calibration.discrepancy import Band
 
 
-def _sample(label: str, logs: list[list[float]], band: Band | None = None, cap: float = 64.0) -> CandidateSample:
+def _sample(
+    label: str, logs: list[list[float]], band: Band | None = None, cap: float = 64.0
+) -> CandidateSample:
     deltas, weights = (np.zeros(1), np.ones(1)) if band is None else band.support()
     return CandidateSample(label, np.asarray(logs, dtype=float), deltas, weights, cap, 0.125)
 
@@ -52,13 +55,20 @@ def test_p_above_and_quantiles_of_a_sample() -> None:
 
 
 def test_candidate_sample_leaves_out_draws_without_an_answer() -> None:
-    s = candidate_sample("a", [2.0, None, 3.0], [2.0, 2.1, 1.9], None, 0.125, 64.0, ["found", "cannot host", "found"])
+    s = candidate_sample(
+        "a", [2.0, None, 3.0], [2.0, 2.1, 1.9], None, 0.125, 64.0, ["found", "cannot host", "found"]
+    )
     assert s is not None and s.logs.shape[0] == 2
     assert candidate_sample("a", [None], [2.0, 2.1], None, 0.125, 64.0) is None
 
 
 def _mix(size_range: list[float] | None) -> dict:
-    cls = {"name": "db", "workload": "oltp", "size": 4.0, "service_level": {"metric": "mean_ms", "limit_ms": 20.0}}
+    cls = {
+        "name": "db",
+        "workload": "oltp",
+        "size": 4.0,
+        "service_level": {"metric": "mean_ms", "limit_ms": 20.0},
+    }
     if size_range is not None:
         cls["size_range"] = size_range
     return {"name": "m", "classes": [cls]}
@@ -72,3 +82,53 @@ def test_a_size_range_is_drawn_and_must_hold_the_size() -> None:
         WorkloadMix.from_mapping(_mix([5.0, 6.0]), "mix.yaml")
     with pytest.raises(WorkloadMixError, match="size_range"):
         WorkloadMix.from_mapping(_mix([3.0]), "mix.yaml")
+
+
+def test_compare_with_uncertainty_draws_every_candidate_on_one_design() -> None:
+    from storagelab import studies
+    from storagelab.analysis.comparison import Settings, compare
+
+    mix = WorkloadMix.from_mapping(
+        {
+            "name": "small",
+            "classes": [
+                {"name": "db", "workload": "oltp", "size": 2.0, "size_range": [1.0, 3.0],
+                 "service_level": {"metric": "p95_ms", "limit_ms": 30.0}},
+            ],
+        }
+    )  # fmt: skip
+    candidates = [
+        studies.candidate("XtremIO", "XtremIO, 1 X-Brick(s)"),
+        studies.candidate("EqualLogic", "EqualLogic PS6100E"),
+    ]
+    s = Settings(duration_s=0.3, warmup_s=0.1, high=4.0)
+    result = compare(mix, candidates, s, uncertainty=16, growth=2.0, scheduler="synchronous")
+    d = result.decision
+    assert d is not None and set(d.samples) == {"XtremIO", "EqualLogic"}
+    # the mix's size is one column of the design, the same value for both candidates in each draw
+    assert size_key("db") in d.keys["XtremIO"] and size_key("db") in d.keys["EqualLogic"]
+    sizes = [draw[size_key("db")] for draw in d.design.draws]
+    assert min(sizes) >= 1.0 and max(sizes) <= 3.0 and len(set(sizes)) == 16
+    table = d.table()
+    assert table.height == 2 and table["p_meets_1x"].is_between(0, 1).all()
+    m = d.pairwise()
+    p, q = (
+        m.filter(pl.col("architecture") == "XtremIO")["EqualLogic"][0],
+        m.filter(pl.col("architecture") == "EqualLogic")["XtremIO"][0],
+    )
+    assert p + q == pytest.approx(1.0)
+    # the draws' runs are costed, one row per candidate
+    assert set(result.cost().filter(pl.col("bound") == "parameter draws")["architecture"]) == {
+        "XtremIO",
+        "EqualLogic",
+    }
+    # the same seed gives the same table on another scheduler (threads: the tasks in another order)
+    again = compare(mix, candidates, s, uncertainty=16, growth=2.0, scheduler="threads")
+    assert again.decision is not None and again.decision.table().equals(table)
+
+
+def test_compare_refuses_too_few_draws() -> None:
+    from storagelab.analysis.comparison import compare
+
+    with pytest.raises(ValueError, match="more than 8 draws"):
+        compare(WorkloadMix.from_mapping(_mix(None)), [], uncertainty=4)

@@ -726,10 +726,6 @@ def compare(
     model's ``discrepancy`` band included where given."""
     import dask
 
-    s = settings or Settings()
-    labels = [c.label for c in candidates]
-    if not candidates or len(set(labels)) < len(labels):
-        raise ValueError(f"compare needs candidates with distinct labels, got {labels}")
     if isinstance(uncertainty, bool) or not isinstance(uncertainty, int) or uncertainty < 0:
         raise ValueError(f"uncertainty is a number of draws >= 0 (0: off), got {uncertainty!r}")
     if 0 < uncertainty <= 8:
@@ -738,6 +734,10 @@ def compare(
         )
     if not (math.isfinite(growth) and growth > 0):
         raise ValueError(f"growth is the mix's growth target, a multiplier > 0, got {growth!r}")
+    s = settings or Settings()
+    labels = [c.label for c in candidates]
+    if not candidates or len(set(labels)) < len(labels):
+        raise ValueError(f"compare needs candidates with distinct labels, got {labels}")
     for c in candidates:
         c.check()
     n = workers or max(1, min(len(_searches(candidates)), os.cpu_count() or 1))
@@ -793,8 +793,13 @@ def _decide(
     samples = {}
     for c in drawn:
         answers = by_label[c.label]["answers"]
-        if len(answers) < 2:  # the nominal search ended without an answer: no noise to measure
-            continue
+        if (
+            len(answers) < 2
+        ):  # ended without an answer (at a bound, or cannot host): the draws alone, no noise
+            bound = by_label[c.label]["row"]["headroom"]
+            if bound is None:
+                continue
+            answers = [bound]
         sample = candidate_sample(c.label, [d["answer"] for d in draws[c.label]], answers, band, s.low, s.high,
                                   [d["status"] for d in draws[c.label]])  # fmt: skip
         if sample is not None:

@@ -268,7 +268,10 @@ class Decision:
     def _driver(self, label: str, outputs: Sequence[float], keys: Sequence[Key]) -> str:
         if not keys or not all(math.isfinite(y) for y in outputs):
             return ""
-        return drivers(sub_design(self.design, keys), outputs)
+        with np.errstate(
+            invalid="ignore", divide="ignore"
+        ):  # an output that barely moves: no index, no driver
+            return drivers(sub_design(self.design, keys), outputs)
 
     def drivers(self, label: str) -> str:
         """The parameters that move ``label``'s headroom most (:func:`storagelab.calibration.propagation.
