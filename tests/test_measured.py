@@ -263,7 +263,8 @@ def test_a_frozen_fit_is_checked_on_another_folders_points(tmp_path):
     """The path of a blind check: a model fitted on one folder predicts every point of another folder of
     the same system (measured later, at other operating points), fit unchanged; a point it was fitted on
     is refused; the command writes the other folder's check.csv. No assertion on accuracy."""
-    first = _jobs((100, 0), (4096, 65536), (1, 64)) + _jobs((70,), (4096,), (8,))  # fit subset, one held back
+    # fit subset (the 70 % mix at QD8 is its read share's one mixed job fitted on), one held back (QD2)
+    first = _jobs((100, 0), (4096, 65536), (1, 64)) + _jobs((70,), (4096,), (2, 8))
     fit_rows = simulated_rows(KNOWN, first, seed=3, duration_s=0.5)
     later = _jobs((100, 0), (4096,), (3, 12)) + _jobs((50,), (4096,), (8,))
     later_rows = simulated_rows(KNOWN, later, seed=5, duration_s=0.3)
@@ -318,7 +319,7 @@ def test_tolerances_are_the_calibrations():
 TINY = Plan(
     name="tiny", size=8 * 2**20, runtime_s=0.4, ramp_s=0.1,
     grids=({"pattern": "random", "read_pct": [100, 0], "block_size": ["4K", "64K"], "iodepth": [1, 8]},
-           {"pattern": "random", "read_pct": [70], "block_size": "4K", "iodepth": [4]}),
+           {"pattern": "random", "read_pct": [70], "block_size": "4K", "iodepth": [2, 4]}),
 )  # fmt: skip
 
 
@@ -326,25 +327,26 @@ TINY = Plan(
 def test_measure_fit_check_and_compare_end_to_end_on_real_fio(tmp_path):
     target, out = tmp_path / "test.dat", tmp_path / "mine"
     done = measure(target, TINY, out, progress=False)
-    assert (done.run, done.skipped) == (9, 0)
+    assert (done.run, done.skipped) == (10, 0)
     assert not target.exists()  # the file the command created is removed at the end
     rows = pl.read_csv(out / MEASUREMENTS)
     assert rows.columns == list(COLUMNS) and set(rows["job"]) == {j.name for j in TINY.planned()}
     prov = json.loads((out / PROVENANCE).read_text())
     assert prov["fio_version"].startswith("fio-3.") and prov["kernel"] and prov["started_utc"]
     assert prov["device"].get("fs_type") and prov["device"].get("devnum")
-    assert len(prov["job_files"]) == 9 and all((out / f).is_file() for f in prov["job_files"])
+    assert len(prov["job_files"]) == 10 and all((out / f).is_file() for f in prov["job_files"])
 
     # an interrupted plan resumes: only the job whose result is missing runs again
     (out / "json" / "rand-r70-4k-qd4.json").unlink()
     again = measure(target, TINY, out, progress=False)
-    assert (again.run, again.skipped) == (1, 8)
+    assert (again.run, again.skipped) == (1, 9)
 
     system = MeasuredSystem.load(out)
     fitted = system.fit()
     assert fitted.build().param_table()["origin"].to_list() == ["fit"] * len(fitted.params)
     table = system.check(fitted)
-    assert set(table["job"]) == {"rand-r70-4k-qd4"} and table.height == 4  # read and write, IOPS and latency
+    # the mix at QD4 is its read share's one mixed job fitted on; QD2 is held back: read and write, IOPS and latency
+    assert set(table["job"]) == {"rand-r70-4k-qd2"} and table.height == 4
     assert table["predicted"].is_finite().all()
     assert 0 <= share_within(table)["share"] <= 1
 

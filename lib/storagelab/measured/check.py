@@ -24,6 +24,14 @@ from storagelab.measured.model import MeasuredFit, simulate_job
 #: The metrics a check scores per held-back job and direction.
 CHECKED = ("iops", "lat_mean")
 
+#: The columns of a check table (:func:`predict`), so that a check of no rows still has them.
+CHECK_SCHEMA = {
+    "row_id": pl.String, "job": pl.String, "pattern": pl.String, "read_pct": pl.Int64, "block_size": pl.Int64,
+    "outstanding": pl.Int64, "direction": pl.String, "metric": pl.String, "unit": pl.String,
+    "measured": pl.Float64, "predicted": pl.Float64, "error": pl.Float64, "error_pct": pl.Float64,
+    "tolerance": pl.Float64, "within": pl.Boolean,
+}  # fmt: skip
+
 
 def tolerance(metric: str, unit: str, value: float, digit: float = 0.0) -> float:
     """Allowed |predicted - measured| for a measured ``value`` in ``unit``: the calibration's rule
@@ -51,10 +59,14 @@ def predict(
         .sort("read_pct", "block_size", "outstanding", "pattern", descending=[True, False, False, False])
     )
     out = []
+    draws = fitted.spread.draws() if fitted.spread is not None else []
+    drawn: list[dict] = [{} for _ in draws]  # per refit: job -> its predictions (the same seed as the fit's)
     for job in jobs.iter_rows(named=True):
         if progress:
             progress(job["job"])
         predicted = simulate_job(fitted.params, job, seed=seed, name=fitted.name)
+        for k, refit in enumerate(draws):
+            drawn[k][job["job"]] = simulate_job(refit.params, job, seed=seed, name=fitted.name)
         measured = rows.filter(pl.col("job") == job["job"], pl.col("metric").is_in(CHECKED))
         for r in measured.iter_rows(named=True):
             p = predicted.get(r["direction"], {}).get(r["metric"], math.nan)
@@ -67,16 +79,25 @@ def predict(
                 "error_pct": 100 * err / r["value"] if r["value"] else math.nan, "tolerance": tol,
                 "within": bool(math.isfinite(p) and abs(err) <= tol),
             })  # fmt: skip
-    return pl.DataFrame(out)
+    table = pl.DataFrame(out, schema=CHECK_SCHEMA)
+    if fitted.spread is None:
+        return table
+    from storagelab.measured.spread import predictive
+
+    return predictive(table, fitted.spread, drawn)
 
 
 def share_within(table: pl.DataFrame) -> dict[str, float]:
-    """Points, points within tolerance and their share, overall and per metric."""
+    """Points, points within tolerance and their share, overall and per metric; with predictive
+    intervals, the points inside them (``covered``) and their share (``coverage``)."""
     out = {"points": table.height, "within": int(table["within"].sum())}
     out["share"] = out["within"] / out["points"] if out["points"] else math.nan
     for m in CHECKED:
         t = table.filter(metric=m)
         out[f"share_{m}"] = float(t["within"].mean()) if t.height else math.nan
+    if "covered" in table.columns:  # the 80 % predictive intervals (storagelab.measured.spread)
+        out["covered"] = int(table["covered"].sum())
+        out["coverage"] = out["covered"] / out["points"] if out["points"] else math.nan
     return out
 
 
