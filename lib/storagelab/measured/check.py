@@ -212,3 +212,24 @@ def by_kind(table: pl.DataFrame) -> pl.DataFrame:
         .with_columns(share=pl.col("within") / pl.col("points"))
         .sort("kind", "metric")
     )
+
+
+def summarize_checks(checks: list[tuple[str, str, str | Path]]) -> pl.DataFrame:
+    """One row per committed check table ``(model fitted on, points checked, path)``: points, within
+    tolerance and its share, per metric, for mixed jobs and for read-only or write-only ones (the
+    sequential jobs in neither), and the 80 % predictive intervals' coverage (NaN without them)."""
+    rows = []
+    for model, points, path in checks:
+        table = pl.read_csv(path)
+        s = share_within(table)
+        kinds = by_kind(table).group_by("kind").agg(pl.col("within").sum(), pl.col("points").sum())
+        mixed = kinds.filter(kind="mixed reads and writes")
+        pure = kinds.filter(~pl.col("kind").is_in(["mixed reads and writes", "sequential"]))
+        rows.append({
+            "model fitted on": model, "points checked": points, "points": s["points"], "within": s["within"],
+            "share": s["share"], "share_iops": s["share_iops"], "share_lat_mean": s["share_lat_mean"],
+            "share_mixed": float(mixed["within"].sum() / mixed["points"].sum()) if mixed.height else math.nan,
+            "share_pure": float(pure["within"].sum() / pure["points"].sum()) if pure.height else math.nan,
+            "coverage": s.get("coverage", math.nan),
+        })  # fmt: skip
+    return pl.DataFrame(rows)
