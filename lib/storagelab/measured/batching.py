@@ -33,7 +33,8 @@ class BatchingStage(Component):
     coefficient of variation ``scv(io)`` (of the batch's first IO: 0 for none), drawn once per batch.
     ``lead(io, batch)`` (seconds, optional): how long before the batch's end ``io`` completes, given the
     batch's IOs, before the lognormal factor (which scales it with the batch's time); at most the batch's
-    time."""
+    time. ``by_direction``: a batch takes only the waiting IOs of its oldest IO's direction (reads and writes
+    in separate batches, each with its overhead), an alternative the measured model was checked against."""
 
     def __init__(
         self,
@@ -43,6 +44,7 @@ class BatchingStage(Component):
         scv: Callable[[IORequest], float] = lambda io: 0.0,
         max_batch: int = 1 << 30,
         lead: Callable[[IORequest, Sequence[IORequest]], float] | None = None,
+        by_direction: bool = False,
     ) -> None:
         super().__init__(name)
         if not isinstance(max_batch, int) or max_batch < 1:
@@ -50,7 +52,7 @@ class BatchingStage(Component):
                 f"batching stage {name!r}: max_batch must be a whole number >= 1, got {max_batch!r}"
             )
         self.overhead, self.per_io, self.scv, self.max_batch = overhead, per_io, scv, max_batch
-        self.lead = lead
+        self.lead, self.by_direction = lead, by_direction
         self.reset_stats()
 
     def on_bind(self) -> None:
@@ -76,7 +78,15 @@ class BatchingStage(Component):
         return ev
 
     def _start(self) -> None:
-        batch = [self._queue.popleft() for _ in range(min(self.max_batch, len(self._queue)))]
+        if self.by_direction:  # only the IOs of the oldest waiting IO's direction; the others wait
+            reads = self._queue[0][0].is_read
+            batch, kept = [], deque()
+            while self._queue:
+                item = self._queue.popleft()
+                (batch if item[0].is_read == reads and len(batch) < self.max_batch else kept).append(item)
+            self._queue = kept
+        else:
+            batch = [self._queue.popleft() for _ in range(min(self.max_batch, len(self._queue)))]
         # a Python float (the fitted laws may give numpy scalars): the same value, and times in the event queue
         # stay floats, which the compiled per-IO modules take them to be
         time = float(max(self.overhead(io) for io, _ in batch) + sum(self.per_io(io) for io, _ in batch))

@@ -50,10 +50,13 @@ def predict(
     *,
     seed: int = 1,
     progress: Callable[[str], None] | None = None,
+    by_direction: bool = False,
 ) -> pl.DataFrame:
     """Measured beside predicted for ``rows``' jobs and the :data:`CHECKED` metrics: one row per job,
     direction and metric, with ``error`` (predicted - measured), ``error_pct``, ``tolerance`` and
-    ``within``."""
+    ``within``; with the fit's run-to-run spread, the 80 % predictive interval (``pi_low``, ``pi_high``,
+    ``covered``). ``by_direction``: simulated with reads and writes in separate batches (the alternative
+    mechanism, for comparison)."""
     jobs = (
         rows.group_by("job", "pattern", "read_pct", "block_size", "outstanding")
         .agg(iops_total=pl.col("value").filter(pl.col("metric") == "iops").sum())
@@ -65,7 +68,7 @@ def predict(
     for job in jobs.iter_rows(named=True):
         if progress:
             progress(job["job"])
-        predicted = simulate_job(fitted.params, job, seed=seed, name=fitted.name)
+        predicted = simulate_job(fitted.params, job, seed=seed, name=fitted.name, by_direction=by_direction)
         for k, refit in enumerate(draws):
             drawn[k][job["job"]] = simulate_job(refit.params, job, seed=seed, name=fitted.name)
         measured = rows.filter(pl.col("job") == job["job"], pl.col("metric").is_in(CHECKED))

@@ -153,8 +153,11 @@ class MeasuredFit:
         )  # fmt: skip
 
 
-def build_topology(name: str, params: dict[str, Param], overrides: dict[str, Any] | None = None) -> Topology:
-    """A fitted model's :class:`Topology` from its parameters (see the module's docstring)."""
+def build_topology(name: str, params: dict[str, Param], overrides: dict[str, Any] | None = None, *,
+                   by_direction: bool = False) -> Topology:  # fmt: skip
+    """A fitted model's :class:`Topology` from its parameters (see the module's docstring); with
+    ``by_direction``, reads and writes in separate batches instead (the alternative issue 71 named, kept to
+    compare: :class:`~storagelab.measured.batching.BatchingStage`)."""
     p = ParamSet(name, params, overrides)
     si = lambda key: p[key].si if key in p else math.inf  # noqa: E731
     per_io = [1 / si(f"{d}_rate_cap") for d in _DIRS]
@@ -188,7 +191,7 @@ def build_topology(name: str, params: dict[str, Param], overrides: dict[str, Any
 
     stage = BatchingStage(VOLUME, overhead, time, lambda io: scv[0 if io.is_read else 1],
                           max_batch=int(p["concurrency"].value),
-                          lead=lead if "mix_read_lead" in p else None)  # fmt: skip
+                          lead=lead if "mix_read_lead" in p else None, by_direction=by_direction)  # fmt: skip
     return Topology(name, {VOLUME: stage}, p, notes="fitted on fio measurements", roles={"device": [stage]})
 
 
@@ -358,10 +361,10 @@ def _fit_limits(fit_rows: pl.DataFrame, service: dict[str, tuple[float, float]],
 
 
 def simulate_job(params: dict[str, Param], job: dict, *, span: int = 2**30, duration_s: float | None = None,
-                 seed: int = 1, name: str = "measured system", ios: int = 20_000) -> dict[str, dict[str, float]]:  # fmt: skip
+                 seed: int = 1, name: str = "measured system", ios: int = 20_000, by_direction: bool = False) -> dict[str, dict[str, float]]:  # fmt: skip
     """Simulate one fio job (a row of the tidy dataset: pattern, read_pct, block_size, outstanding) on the
     model with ``params``: per direction, ``iops``, ``mb_s`` and ``lat_mean`` (us)."""
-    topo = build_topology(name, params)
+    topo = build_topology(name, params, by_direction=by_direction)
     spec = AccessSpec(
         name=job["job"], sizes=(SizeShare(size=int(job["block_size"]), pct=100),), read_pct=float(job["read_pct"]),
         random_pct=100.0 if job["pattern"] == "random" else 0.0, align=min(4096, int(job["block_size"])),
