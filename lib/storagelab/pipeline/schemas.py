@@ -491,12 +491,10 @@ _D1, _D2 = "`vda-ext4` (day 1)", "`vda-ext4-day2` (day 2)"
 #: Issue 71's four checks on this machine's disk (`make measured` writes the tables): each day's model on
 #: each day's held-back and blind validation points.
 _DISK_CHECKS = (
-    (_D1, "held-back points of day 1 (not blind: the model's structure was chosen on them)",
-     "../measurements/vda-ext4/check.csv"),
-    (_D1, "validation points of day 1 (blind)", "../measurements/vda-ext4-validation/check.csv"),
-    (_D1, "held-back points of day 2 (blind: measured after the model was frozen)",
-     "../measurements/vda-ext4-day2/check-by-vda-ext4.csv"),
-    (_D1, "validation points of day 2 (blind)", "../measurements/vda-ext4-validation-day2/check-by-vda-ext4.csv"),
+    (_D1, "held-back points of day 1", "../measurements/vda-ext4/check.csv"),
+    (_D1, "validation points of day 1", "../measurements/vda-ext4-validation/check.csv"),
+    (_D1, "held-back points of day 2", "../measurements/vda-ext4-day2/check-by-vda-ext4.csv"),
+    (_D1, "validation points of day 2", "../measurements/vda-ext4-validation-day2/check-by-vda-ext4.csv"),
     (_D2, "held-back points of day 2", "../measurements/vda-ext4-day2/check.csv"),
     (_D2, "validation points of day 2", "../measurements/vda-ext4-validation-day2/check.csv"),
     (_D2, "held-back points of day 1", "../measurements/vda-ext4/check-by-vda-ext4-day2.csv"),
