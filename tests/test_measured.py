@@ -456,7 +456,9 @@ def test_the_committed_checks_are_reproduced_and_the_readme_states_them():
             .equals(committed.select("row_id", "predicted", "within", "covered"))
         ), f"{path} is not what the fit gives now: `make measured`"
         for bound in ("pi_low", "pi_high"):  # exp and log of the same numbers, to the last bit or so
-            assert ((table[bound] / committed[bound] - 1).abs() < 1e-9).all(), f"{path}: {bound}: `make measured`"
+            assert ((table[bound] / committed[bound] - 1).abs() < 1e-9).all(), (
+                f"{path}: {bound}: `make measured`"
+            )
     spec = importlib.util.spec_from_file_location(
         "update_readme_measured", ROOT / "ci" / "update_readme_measured.py"
     )
