@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from papermill.exceptions import PapermillExecutionError
@@ -494,12 +494,7 @@ def fit_measured(
     params = fitted.parameters()
     table = system.check(fitted)
     _echo_tables(params.drop("fitted_on"), str_lengths=90)
-    _echo_tables(
-        table.select(
-            "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
-        ),
-        str_lengths=30,
-    )
+    _echo_tables(table.select(_shown(table)), str_lengths=30)
     within = system.within(table)
     typer.echo(
         f"fitted on {fitted.rows['job'].n_unique()} jobs; held back {table['job'].n_unique()} jobs: "
@@ -523,12 +518,7 @@ def fit_measured(
                 blind = system.check(fitted, other.rows)
         except ValueError as err:
             _fail(ValueError(f"{check_on}: {err}"))
-        _echo_tables(
-            blind.select(
-                "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
-            ),
-            str_lengths=30,
-        )
+        _echo_tables(blind.select(_shown(blind)), str_lengths=30)
         shares = system.within(blind)
         typer.echo(
             f"checked on {check_on} ({other.describe()}), none of it fitted on: {blind['job'].n_unique()} jobs, "
@@ -539,6 +529,13 @@ def fit_measured(
         if write:
             blind.write_csv(check_on / check_name)
             typer.echo(f"written: {check_on / check_name} (predicted by the model fitted on {folder})")
+
+
+def _shown(table: Any) -> list[str]:
+    """The columns of a check table printed: measured beside predicted, and the predictive interval when
+    the check has one."""
+    cols = ["job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"]
+    return cols + [c for c in ("pi_low", "pi_high", "covered") if c in table.columns]
 
 
 def _coverage(shares: dict[str, float]) -> str:
