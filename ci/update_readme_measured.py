@@ -1,7 +1,8 @@
-"""Write the README's figures of the measured disk's checks from the committed check tables
-(measurements/vda-ext4/check.csv: the held-back points; measurements/vda-ext4-validation/check.csv: the
-blind validation points), which `storagelab fit measurements/vda-ext4 [--check-on ...]` writes;
-tests/test_measured.py checks that the README agrees and that a fresh fit reproduces the tables.
+"""Write the README's figures of the measured disk's checks from the committed check tables, which
+`storagelab fit` writes (`make measured`): each day's model (fitted on `measurements/vda-ext4`, 2026-11-27,
+and on `measurements/vda-ext4-day2`, 2026-12-05) on each day's held-back points and on each day's blind
+validation points (the tables notebook 20's `cross_checks` parameter lists by default); tests/test_measured.py
+checks that the README agrees and that a fresh fit reproduces the day-1 tables.
 """
 
 from __future__ import annotations
@@ -10,27 +11,26 @@ import re
 import sys
 from pathlib import Path
 
-import polars as pl
-
-from storagelab.measured.check import share_within
+from storagelab.measured.check import summarize_checks
+from storagelab.pipeline.schemas import YourSystemParams
 
 ROOT = Path(__file__).resolve().parents[1]
-START, END = "<!-- measured-checks: generated from measurements/*/check.csv -->", "<!-- /measured-checks -->"
-CHECKS = (
-    ("held-back points of `measurements/vda-ext4` (not blind: the model's structure was chosen on them)",
-     "measurements/vda-ext4/check.csv"),
-    ("validation points of `measurements/vda-ext4-validation` (blind: measured after the fit was frozen)",
-     "measurements/vda-ext4-validation/check.csv"),
-)  # fmt: skip
+START, END = "<!-- measured-checks: generated from measurements/*/check*.csv -->", "<!-- /measured-checks -->"
 
 
 def block() -> str:
-    lines = ["| check | points within tolerance | IOPS | mean latency |", "| --- | --- | --- | --- |"]
-    for what, path in CHECKS:
-        s = share_within(pl.read_csv(ROOT / path))
+    checks = [(c.model, c.points, ROOT / "notebooks" / c.table) for c in YourSystemParams().cross_checks]
+    lines = [
+        "| model fitted on | points checked | within tolerance | IOPS | mean latency | mixed | read-only or "
+        "write-only | 80 % interval covers |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    pct = lambda v: f"{100 * v:.1f} %"  # noqa: E731
+    for r in summarize_checks(checks).iter_rows(named=True):
         lines.append(
-            f"| {what} | {s['within']} of {s['points']} ({100 * s['share']:.1f} %) | "
-            f"{100 * s['share_iops']:.1f} % | {100 * s['share_lat_mean']:.1f} % |"
+            f"| {r['model fitted on']} | {r['points checked']} | {r['within']} of {r['points']} "
+            f"({pct(r['share'])}) | {pct(r['share_iops'])} | {pct(r['share_lat_mean'])} | "
+            f"{pct(r['share_mixed'])} | {pct(r['share_pure'])} | {pct(r['coverage'])} |"
         )
     return "\n".join([START, *lines, END])
 
@@ -38,7 +38,7 @@ def block() -> str:
 def main() -> int:
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+    pattern = re.compile(r"<!-- measured-checks: generated from [^>]*-->.*?" + re.escape(END), re.S)
     if not pattern.search(text):
         print(f"README.md has no {START!r} block", file=sys.stderr)
         return 1

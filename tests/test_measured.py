@@ -213,6 +213,52 @@ def test_the_fit_recovers_a_known_models_parameters_within_their_intervals():
         assert set(p.fitted_on) <= set(fitted.rows["row_id"])
 
 
+KNOWN_MIX = KNOWN | {"mix_read_lead": Param(0.15, "ratio", "user", "known", high=1.0)}
+
+
+def test_the_fit_recovers_a_known_mixed_mechanism_and_the_pure_parameters_with_it():
+    """Rows simulated from a known model whose reads complete ahead of writes in a mixed batch
+    (``mix_read_lead`` 0.15), with one mixed job per read share in the fit subset (4 KiB at the deepest
+    queue depth): every fitted parameter's interval holds its true value, the lead is within 0.05 of it
+    (its interval, over two jobs, is wide), and it names the mixed rows it was fitted on. A mix held back
+    (QD8) is then predicted within the calibration's tolerances, and a model without the lead (reads and
+    writes completing together) misses its reads' or writes' latency: the mechanism is what the check sees."""
+    jobs = [
+        {"job": f"rand-r{pct}-{s // 1024}k-qd{qd}", "pattern": "random", "read_pct": pct, "block_size": s,
+         "outstanding": qd}
+        for pct in (100, 0) for s in (4096, 16384, 65536, 262144) for qd in (1, 64)
+    ] + _jobs((70, 30), (4096,), (8, 64))  # fmt: skip
+    rows = simulated_rows(KNOWN_MIX, jobs, seed=3, duration_s=1.5)
+    fitted = fit(rows, "known mix")
+    assert set(fitted.held_back["job"]) == {"rand-r70-4k-qd8", "rand-r30-4k-qd8"}
+    for r in fitted.parameters().iter_rows(named=True):
+        if r["parameter"].endswith("scv"):
+            continue
+        truth = float(KNOWN_MIX[r["parameter"]].value)
+        assert r["low"] <= truth <= r["high"], f"{r['parameter']}: {truth} outside [{r['low']}, {r['high']}]"
+    lead = fitted.params["mix_read_lead"]
+    assert abs(float(lead.value) - 0.15) < 0.05, lead
+    assert {i.split("/")[0] for i in lead.fitted_on} == {"rand-r70-4k-qd64", "rand-r30-4k-qd64"}
+    assert set(lead.fitted_on) <= set(fitted.rows["row_id"])
+
+    from storagelab.measured.check import predict
+
+    table = predict(fitted, fitted.held_back)
+    assert table.filter(metric="lat_mean")["within"].all(), table
+    without = {k: v for k, v in fitted.params.items() if k != "mix_read_lead"}
+    together = predict(type(fitted)("together", without, fitted.intervals, fitted.rows, fitted.held_back),
+                       fitted.held_back)  # fmt: skip
+
+    def latency(t: pl.DataFrame, direction: str) -> dict[str, float]:
+        rows = t.filter(metric="lat_mean", direction=direction).iter_rows(named=True)
+        return {r["job"]: r["predicted"] for r in rows}
+
+    w_with, r_with = latency(table, "write"), latency(table, "read")
+    w_without, r_without = latency(together, "write"), latency(together, "read")
+    for job in w_with:  # with the lead, writes wait longer than reads; without it, much less so
+        assert w_with[job] - r_with[job] > 2 * abs(w_without[job] - r_without[job]) + 10
+
+
 def _jobs(pcts, sizes, qds) -> list[dict]:
     return [
         {"job": f"rand-r{pct}-{s // 1024}k-qd{qd}", "pattern": "random", "read_pct": pct, "block_size": s,
@@ -263,7 +309,8 @@ def test_a_frozen_fit_is_checked_on_another_folders_points(tmp_path):
     """The path of a blind check: a model fitted on one folder predicts every point of another folder of
     the same system (measured later, at other operating points), fit unchanged; a point it was fitted on
     is refused; the command writes the other folder's check.csv. No assertion on accuracy."""
-    first = _jobs((100, 0), (4096, 65536), (1, 64)) + _jobs((70,), (4096,), (8,))  # fit subset, one held back
+    # fit subset (the 70 % mix at QD8 is its read share's one mixed job fitted on), one held back (QD2)
+    first = _jobs((100, 0), (4096, 65536), (1, 64)) + _jobs((70,), (4096,), (2, 8))
     fit_rows = simulated_rows(KNOWN, first, seed=3, duration_s=0.5)
     later = _jobs((100, 0), (4096,), (3, 12)) + _jobs((50,), (4096,), (8,))
     later_rows = simulated_rows(KNOWN, later, seed=5, duration_s=0.3)
@@ -318,7 +365,7 @@ def test_tolerances_are_the_calibrations():
 TINY = Plan(
     name="tiny", size=8 * 2**20, runtime_s=0.4, ramp_s=0.1,
     grids=({"pattern": "random", "read_pct": [100, 0], "block_size": ["4K", "64K"], "iodepth": [1, 8]},
-           {"pattern": "random", "read_pct": [70], "block_size": "4K", "iodepth": [4]}),
+           {"pattern": "random", "read_pct": [70], "block_size": "4K", "iodepth": [2, 4]}),
 )  # fmt: skip
 
 
@@ -326,25 +373,26 @@ TINY = Plan(
 def test_measure_fit_check_and_compare_end_to_end_on_real_fio(tmp_path):
     target, out = tmp_path / "test.dat", tmp_path / "mine"
     done = measure(target, TINY, out, progress=False)
-    assert (done.run, done.skipped) == (9, 0)
+    assert (done.run, done.skipped) == (10, 0)
     assert not target.exists()  # the file the command created is removed at the end
     rows = pl.read_csv(out / MEASUREMENTS)
     assert rows.columns == list(COLUMNS) and set(rows["job"]) == {j.name for j in TINY.planned()}
     prov = json.loads((out / PROVENANCE).read_text())
     assert prov["fio_version"].startswith("fio-3.") and prov["kernel"] and prov["started_utc"]
     assert prov["device"].get("fs_type") and prov["device"].get("devnum")
-    assert len(prov["job_files"]) == 9 and all((out / f).is_file() for f in prov["job_files"])
+    assert len(prov["job_files"]) == 10 and all((out / f).is_file() for f in prov["job_files"])
 
     # an interrupted plan resumes: only the job whose result is missing runs again
     (out / "json" / "rand-r70-4k-qd4.json").unlink()
     again = measure(target, TINY, out, progress=False)
-    assert (again.run, again.skipped) == (1, 8)
+    assert (again.run, again.skipped) == (1, 9)
 
     system = MeasuredSystem.load(out)
     fitted = system.fit()
     assert fitted.build().param_table()["origin"].to_list() == ["fit"] * len(fitted.params)
     table = system.check(fitted)
-    assert set(table["job"]) == {"rand-r70-4k-qd4"} and table.height == 4  # read and write, IOPS and latency
+    # the mix at QD4 is its read share's one mixed job fitted on; QD2 is held back: read and write, IOPS and latency
+    assert set(table["job"]) == {"rand-r70-4k-qd2"} and table.height == 4
     assert table["predicted"].is_finite().all()
     assert 0 <= share_within(table)["share"] <= 1
 
@@ -388,7 +436,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_committed_checks_are_reproduced_and_the_readme_states_them():
     """A fresh fit of measurements/vda-ext4 gives the committed check tables (the held-back points and the
-    blind validation points), and the README's figures are generated from them (`make measured`)."""
+    blind validation points, with their 80 % predictive intervals), and the README's figures (both days'
+    four checks) are generated from the committed tables (`make measured`)."""
     import importlib.util
 
     system = MeasuredSystem.load(ROOT / "measurements" / "vda-ext4")
@@ -403,9 +452,13 @@ def test_the_committed_checks_are_reproduced_and_the_readme_states_them():
         committed = pl.read_csv(path)
         assert (
             table.select(committed.columns)
-            .select("row_id", "predicted", "within")
-            .equals(committed.select("row_id", "predicted", "within"))
+            .select("row_id", "predicted", "within", "covered")
+            .equals(committed.select("row_id", "predicted", "within", "covered"))
         ), f"{path} is not what the fit gives now: `make measured`"
+        for bound in ("pi_low", "pi_high"):  # exp and log of the same numbers, to the last bit or so
+            assert ((table[bound] / committed[bound] - 1).abs() < 1e-9).all(), (
+                f"{path}: {bound}: `make measured`"
+            )
     spec = importlib.util.spec_from_file_location(
         "update_readme_measured", ROOT / "ci" / "update_readme_measured.py"
     )
@@ -414,3 +467,37 @@ def test_the_committed_checks_are_reproduced_and_the_readme_states_them():
     assert module.block() in (ROOT / "README.md").read_text(encoding="utf-8"), (
         "README's measured figures: `make measured`"
     )
+
+
+def test_the_run_to_run_spread_gives_parameter_intervals_and_predictive_intervals():
+    """Three passes of a known model's plan (three seeds) as a plan's runs: resampling them gives refits
+    whose 80 % intervals hold each parameter's value fitted on the medians, a pooled noise per metric, and
+    predictive intervals around every checked point that widen with the noise (a check can fail to cover)."""
+    from storagelab.measured.check import predict
+    from storagelab.measured.results import combine_repeats
+    from storagelab.measured.spread import Spread, predictive, resample, spread
+
+    jobs = _jobs((100, 0), (4096, 65536), (1, 32)) + _jobs((70,), (4096,), (4, 32))
+    runs = pl.concat([
+        simulated_rows(KNOWN_MIX, jobs, seed=10 * k, duration_s=0.3).with_columns(run=pl.lit(k)) for k in (1, 2, 3)
+    ])  # fmt: skip
+    rows = combine_repeats(runs.drop("run"))
+    fitted = fit(rows, "three passes")
+    drawn = resample(runs, __import__("numpy").random.default_rng(1))
+    assert drawn.height == rows.height and set(drawn["row_id"]) == set(rows["row_id"])
+    s = spread(fitted, runs, draws=20)
+    assert len(s.refits) == 20 and s.noise["iops"] > 0 and s.noise["lat_mean"] > 0
+    for name, (lo, hi) in s.intervals.items():
+        if name == "concurrency":
+            continue
+        assert lo <= float(fitted.params[name].value) * 1.0001 + 1e-9 and lo <= hi, (name, lo, hi)
+    fitted.spread = s
+    table = predict(fitted, fitted.held_back, seed=1)
+    assert {"pi_low", "pi_high", "covered"} <= set(table.columns)
+    assert (table["pi_low"] < table["predicted"]).all() and (table["predicted"] < table["pi_high"]).all()
+    assert 0 <= share_within(table)["coverage"] <= 1
+    narrow = predictive(table.drop("pi_low", "pi_high", "covered"), Spread([], {}, {"iops": 1e-9, "lat_mean": 1e-9}),
+                        [])  # fmt: skip
+    assert (narrow["pi_high"].to_numpy() / narrow["predicted"].to_numpy() < 1.0001).all()
+    far = table.with_columns(measured=pl.col("predicted") * 3)  # three times the prediction: not covered
+    assert not predictive(far.drop("pi_low", "pi_high", "covered"), s, [])["covered"].any()

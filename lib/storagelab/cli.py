@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from papermill.exceptions import PapermillExecutionError
@@ -518,6 +518,21 @@ def fit_measured(
             "plan's), with the model fitted on FOLDER unchanged; with --write, its check.csv goes there",
         ),
     ] = None,
+    held_back_only: Annotated[
+        bool,
+        typer.Option(
+            "--held-back-only",
+            help="with --check-on: only the other folder's jobs the fit holds back (the same plan measured "
+            "again, e.g. on another day: its QD1 and saturated jobs are the operating points fitted on)",
+        ),
+    ] = False,
+    check_name: Annotated[
+        str,
+        typer.Option(
+            "--check-name",
+            help="with --check-on and --write: the file name of the other folder's check table",
+        ),
+    ] = "check.csv",
 ) -> None:
     """Fit a model of the measured system on its QD1 and saturated rows, and check it on the rest: the
     parameters with their intervals and rows, every held-back point measured beside predicted, and the
@@ -535,17 +550,13 @@ def fit_measured(
     params = fitted.parameters()
     table = system.check(fitted)
     _echo_tables(params.drop("fitted_on"), str_lengths=90)
-    _echo_tables(
-        table.select(
-            "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
-        ),
-        str_lengths=30,
-    )
+    _echo_tables(table.select(_shown(table)), str_lengths=30)
     within = system.within(table)
     typer.echo(
         f"fitted on {fitted.rows['job'].n_unique()} jobs; held back {table['job'].n_unique()} jobs: "
         f"{within['within']} of {within['points']} points within tolerance ({100 * within['share']:.1f} %; "
         f"IOPS {100 * within['share_iops']:.1f} %, mean latency {100 * within['share_lat_mean']:.1f} %)"
+        + _coverage(within)
     )
     for note in fitted.notes:
         typer.echo(f"note: {note}")
@@ -555,24 +566,39 @@ def fit_measured(
         typer.echo(f"written: {folder / 'fit.csv'}, {folder / 'check.csv'}")
     if other is not None and check_on is not None:
         try:
-            blind = system.check(fitted, other.rows)
+            if held_back_only:
+                from storagelab.measured.model import split
+
+                blind = system.check(fitted, split(other.rows)[1])
+            else:
+                blind = system.check(fitted, other.rows)
         except ValueError as err:
             _fail(ValueError(f"{check_on}: {err}"))
-        _echo_tables(
-            blind.select(
-                "job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"
-            ),
-            str_lengths=30,
-        )
+        _echo_tables(blind.select(_shown(blind)), str_lengths=30)
         shares = system.within(blind)
         typer.echo(
             f"checked on {check_on} ({other.describe()}), none of it fitted on: {blind['job'].n_unique()} jobs, "
             f"{shares['within']} of {shares['points']} points within tolerance ({100 * shares['share']:.1f} %; "
             f"IOPS {100 * shares['share_iops']:.1f} %, mean latency {100 * shares['share_lat_mean']:.1f} %)"
+            + _coverage(shares)
         )
         if write:
-            blind.write_csv(check_on / "check.csv")
-            typer.echo(f"written: {check_on / 'check.csv'} (predicted by the model fitted on {folder})")
+            blind.write_csv(check_on / check_name)
+            typer.echo(f"written: {check_on / check_name} (predicted by the model fitted on {folder})")
+
+
+def _shown(table: Any) -> list[str]:
+    """The columns of a check table printed: measured beside predicted, and the predictive interval when
+    the check has one."""
+    cols = ["job", "direction", "metric", "measured", "predicted", "error_pct", "tolerance", "within"]
+    return cols + [c for c in ("pi_low", "pi_high", "covered") if c in table.columns]
+
+
+def _coverage(shares: dict[str, float]) -> str:
+    """The 80 % predictive intervals' coverage, when the check has them."""
+    if "coverage" not in shares:
+        return ""
+    return f"; 80 % predictive intervals cover {shares['covered']} ({100 * shares['coverage']:.1f} %)"
 
 
 @app.command("compare")

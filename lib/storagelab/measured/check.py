@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 import polars as pl
 
@@ -23,6 +24,14 @@ from storagelab.measured.model import MeasuredFit, simulate_job
 
 #: The metrics a check scores per held-back job and direction.
 CHECKED = ("iops", "lat_mean")
+
+#: The columns of a check table (:func:`predict`), so that a check of no rows still has them.
+CHECK_SCHEMA = {
+    "row_id": pl.String, "job": pl.String, "pattern": pl.String, "read_pct": pl.Int64, "block_size": pl.Int64,
+    "outstanding": pl.Int64, "direction": pl.String, "metric": pl.String, "unit": pl.String,
+    "measured": pl.Float64, "predicted": pl.Float64, "error": pl.Float64, "error_pct": pl.Float64,
+    "tolerance": pl.Float64, "within": pl.Boolean,
+}  # fmt: skip
 
 
 def tolerance(metric: str, unit: str, value: float, digit: float = 0.0) -> float:
@@ -41,20 +50,27 @@ def predict(
     *,
     seed: int = 1,
     progress: Callable[[str], None] | None = None,
+    by_direction: bool = False,
 ) -> pl.DataFrame:
     """Measured beside predicted for ``rows``' jobs and the :data:`CHECKED` metrics: one row per job,
     direction and metric, with ``error`` (predicted - measured), ``error_pct``, ``tolerance`` and
-    ``within``."""
+    ``within``; with the fit's run-to-run spread, the 80 % predictive interval (``pi_low``, ``pi_high``,
+    ``covered``). ``by_direction``: simulated with reads and writes in separate batches (the alternative
+    mechanism, for comparison)."""
     jobs = (
         rows.group_by("job", "pattern", "read_pct", "block_size", "outstanding")
         .agg(iops_total=pl.col("value").filter(pl.col("metric") == "iops").sum())
         .sort("read_pct", "block_size", "outstanding", "pattern", descending=[True, False, False, False])
     )
     out = []
+    draws = fitted.spread.draws() if fitted.spread is not None else []
+    drawn: list[dict] = [{} for _ in draws]  # per refit: job -> its predictions (the same seed as the fit's)
     for job in jobs.iter_rows(named=True):
         if progress:
             progress(job["job"])
-        predicted = simulate_job(fitted.params, job, seed=seed, name=fitted.name)
+        predicted = simulate_job(fitted.params, job, seed=seed, name=fitted.name, by_direction=by_direction)
+        for k, refit in enumerate(draws):
+            drawn[k][job["job"]] = simulate_job(refit.params, job, seed=seed, name=fitted.name)
         measured = rows.filter(pl.col("job") == job["job"], pl.col("metric").is_in(CHECKED))
         for r in measured.iter_rows(named=True):
             p = predicted.get(r["direction"], {}).get(r["metric"], math.nan)
@@ -67,16 +83,25 @@ def predict(
                 "error_pct": 100 * err / r["value"] if r["value"] else math.nan, "tolerance": tol,
                 "within": bool(math.isfinite(p) and abs(err) <= tol),
             })  # fmt: skip
-    return pl.DataFrame(out)
+    table = pl.DataFrame(out, schema=CHECK_SCHEMA)
+    if fitted.spread is None:
+        return table
+    from storagelab.measured.spread import predictive
+
+    return predictive(table, fitted.spread, drawn)
 
 
 def share_within(table: pl.DataFrame) -> dict[str, float]:
-    """Points, points within tolerance and their share, overall and per metric."""
+    """Points, points within tolerance and their share, overall and per metric; with predictive
+    intervals, the points inside them (``covered``) and their share (``coverage``)."""
     out = {"points": table.height, "within": int(table["within"].sum())}
     out["share"] = out["within"] / out["points"] if out["points"] else math.nan
     for m in CHECKED:
         t = table.filter(metric=m)
         out[f"share_{m}"] = float(t["within"].mean()) if t.height else math.nan
+    if "covered" in table.columns:  # the 80 % predictive intervals (storagelab.measured.spread)
+        out["covered"] = int(table["covered"].sum())
+        out["coverage"] = out["covered"] / out["points"] if out["points"] else math.nan
     return out
 
 
@@ -191,3 +216,24 @@ def by_kind(table: pl.DataFrame) -> pl.DataFrame:
         .with_columns(share=pl.col("within") / pl.col("points"))
         .sort("kind", "metric")
     )
+
+
+def summarize_checks(checks: list[tuple[str, str, str | Path]]) -> pl.DataFrame:
+    """One row per committed check table ``(model fitted on, points checked, path)``: points, within
+    tolerance and its share, per metric, for mixed jobs and for read-only or write-only ones (the
+    sequential jobs in neither), and the 80 % predictive intervals' coverage (NaN without them)."""
+    rows = []
+    for model, points, path in checks:
+        table = pl.read_csv(path)
+        s = share_within(table)
+        kinds = by_kind(table).group_by("kind").agg(pl.col("within").sum(), pl.col("points").sum())
+        mixed = kinds.filter(kind="mixed reads and writes")
+        pure = kinds.filter(~pl.col("kind").is_in(["mixed reads and writes", "sequential"]))
+        rows.append({
+            "model fitted on": model, "points checked": points, "points": s["points"], "within": s["within"],
+            "share": s["share"], "share_iops": s["share_iops"], "share_lat_mean": s["share_lat_mean"],
+            "share_mixed": float(mixed["within"].sum() / mixed["points"].sum()) if mixed.height else math.nan,
+            "share_pure": float(pure["within"].sum() / pure["points"].sum()) if pure.height else math.nan,
+            "coverage": s.get("coverage", math.nan),
+        })  # fmt: skip
+    return pl.DataFrame(rows)

@@ -37,6 +37,7 @@ from outside the plan (other tenants).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,13 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     pure = (pl.col("pattern") == "random") & pl.col("read_pct").is_in([0, 100])
     top = pl.col("outstanding").max().over(["pattern", "read_pct", "block_size"])
     fit = pure & ((pl.col("outstanding") == 1) | ((pl.col("outstanding") == top) & (top > 1)))
+    # at most one mixed job per read share: random, its smallest block size, its largest queue depth (> 1)
+    mixed = (pl.col("pattern") == "random") & ~pl.col("read_pct").is_in([0, 100])
+    smallest = pl.col("block_size").min().over(["pattern", "read_pct"])
+    deepest = pl.col("outstanding").max().over(["pattern", "read_pct", "block_size"])
+    fit = fit | (
+        mixed & (pl.col("block_size") == smallest) & (pl.col("outstanding") == deepest) & (deepest > 1)
+    )
     marked = rows.with_columns(_fit=fit)
     return marked.filter("_fit").drop("_fit"), marked.filter(~pl.col("_fit")).drop("_fit")
 
@@ -122,24 +130,34 @@ class MeasuredFit:
     rows: pl.DataFrame
     held_back: pl.DataFrame
     notes: list[str] = field(default_factory=list)
+    #: The run-to-run spread (:class:`storagelab.measured.spread.Spread`), when the runs are known.
+    spread: Any = None
 
     def build(self, **overrides: Any) -> Topology:
         """The model as a :class:`Topology` (one volume, ``"measured"``); ``overrides`` by parameter name."""
         return build_topology(self.name, self.params, overrides)
 
     def parameters(self) -> pl.DataFrame:
-        """One row per parameter: value, interval, unit, and the rows it was fitted on."""
+        """One row per parameter: value, interval (``low``, ``high``: the fit's confidence interval), unit,
+        and the rows it was fitted on; with the run-to-run spread, ``spread_low`` and ``spread_high`` (the
+        80 % interval of the refits on resampled runs, :mod:`storagelab.measured.spread`)."""
+        spread = self.spread.intervals if self.spread is not None else {}
         return pl.DataFrame(
             [
                 {"parameter": k, "value": float(p.value), "low": self.intervals[k][0], "high": self.intervals[k][1],
+                 **({"spread_low": spread.get(k, (math.nan,))[0], "spread_high": spread.get(k, (0, math.nan))[1]}
+                    if self.spread is not None else {}),
                  "unit": p.unit, "source": p.source, "fitted_on": ", ".join(p.fitted_on)}
                 for k, p in self.params.items()
             ]
         )  # fmt: skip
 
 
-def build_topology(name: str, params: dict[str, Param], overrides: dict[str, Any] | None = None) -> Topology:
-    """A fitted model's :class:`Topology` from its parameters (see the module's docstring)."""
+def build_topology(name: str, params: dict[str, Param], overrides: dict[str, Any] | None = None, *,
+                   by_direction: bool = False) -> Topology:  # fmt: skip
+    """A fitted model's :class:`Topology` from its parameters (see the module's docstring); with
+    ``by_direction``, reads and writes in separate batches instead (the alternative issue 71 named, kept to
+    compare: :class:`~storagelab.measured.batching.BatchingStage`)."""
     p = ParamSet(name, params, overrides)
     si = lambda key: p[key].si if key in p else math.inf  # noqa: E731
     per_io = [1 / si(f"{d}_rate_cap") for d in _DIRS]
@@ -156,8 +174,24 @@ def build_topology(name: str, params: dict[str, Param], overrides: dict[str, Any
         i = 0 if io.is_read else 1
         return max(floor[i] + transfer[i] * io.size - per_io[i] - per_byte[i] * io.size, 0.0)
 
+    rho = p["mix_read_lead"].si if "mix_read_lead" in p else 0.0  # without it: all complete at the end
+    memo: list = [None, (False, 0.0, 0.0)]  # the last batch asked about and its figures
+
+    def lead(io: IORequest, batch: Sequence[IORequest]) -> float:
+        """How long before a mixed batch's end ``io`` completes (s): by the batch's overhead less its own,
+        and, a read, by ``mix_read_lead`` times the batch's per-IO time; 0 in a batch of one direction."""
+        if memo[0] is not batch:  # one batch's figures, kept while its IOs are asked about
+            mixed = len({b.is_read for b in batch}) == 2
+            memo[:] = [batch, (mixed, max(overhead(b) for b in batch) if mixed else 0.0,
+                               sum(time(b) for b in batch) if mixed else 0.0)]  # fmt: skip
+        mixed, top, per_io_sum = memo[1]
+        if not mixed:
+            return 0.0
+        return top - overhead(io) + (rho * per_io_sum if io.is_read else 0.0)
+
     stage = BatchingStage(VOLUME, overhead, time, lambda io: scv[0 if io.is_read else 1],
-                          max_batch=int(p["concurrency"].value))  # fmt: skip
+                          max_batch=int(p["concurrency"].value),
+                          lead=lead if "mix_read_lead" in p else None, by_direction=by_direction)  # fmt: skip
     return Topology(name, {VOLUME: stage}, p, notes="fitted on fio measurements", roles={"device": [stage]})
 
 
@@ -207,14 +241,64 @@ def fit(rows: pl.DataFrame, name: str = "measured system", confidence: float = 0
                                    fitted_on=ids + tuple(joined["p50_id"]))  # fmt: skip
         intervals[f"{d}_scv"] = (float(scvs.min()), float(scvs.max()))
     _fit_limits(fit_rows, service, params, intervals, notes, confidence)
+    _fit_mix_lead(fit_rows, params, intervals, notes, confidence)
     return MeasuredFit(name, params, intervals, fit_rows, held, notes)
+
+
+def _per_io(params: dict[str, Param], direction: str, size: float) -> tuple[float, float]:
+    """A direction's overhead and time per IO in a batch (s) at ``size`` bytes, as the model runs them."""
+    p = ParamSet("fit", params)
+    si = lambda key: p[key].si if key in p else math.inf  # noqa: E731
+    t = 1 / si(f"{direction}_rate_cap") + size / si(f"{direction}_bandwidth")
+    return max(p[f"{direction}_floor"].si + size / si(f"{direction}_transfer_rate") - t, 0.0), t
+
+
+def _fit_mix_lead(fit_rows: pl.DataFrame, params: dict[str, Param], intervals: dict[str, tuple[float, float]],
+                  notes: list[str], confidence: float) -> None:  # fmt: skip
+    """``mix_read_lead`` from the mixed fit jobs (one per read share): in a closed loop of ``n`` IOs, every
+    batch holds all ``n``; if a read completes ``L`` before a write of the same batch, a read waits on
+    average ``T - (1 - p) L`` and a write ``T + p L`` (``T`` the batch's time, ``p`` the read share), so the
+    measured write latency less the read latency is ``L``. ``L = (write overhead - read overhead) + rho x
+    the batch's per-IO time (n (p t_read + (1 - p) t_write))``, solved for ``rho`` per job; the value is
+    their mean, clipped to [0, 1], with a Student-t interval over the jobs (NaN with one job)."""
+    mixed = fit_rows.filter(~pl.col("read_pct").is_in([0, 100]), metric="lat_mean").sort("read_pct")
+    if mixed.is_empty():
+        notes.append("no mixed read/write job to fit on: in a mixed batch reads and writes complete together")
+        return
+    estimates, ids = [], []
+    for job in mixed["job"].unique(maintain_order=True):
+        lat = mixed.filter(job=job)
+        if lat.height != 2:
+            continue
+        r, w = (_row(lat, direction=d) for d in _DIRS)
+        n, p, size = float(r["outstanding"]), r["read_pct"] / 100, float(r["block_size"])
+        (o_r, t_r), (o_w, t_w) = _per_io(params, "read", size), _per_io(params, "write", size)
+        per_io_sum = n * (p * t_r + (1 - p) * t_w)
+        estimates.append(((w["value"] - r["value"]) * 1e-6 - (o_w - o_r)) / per_io_sum)
+        ids += [r["row_id"], w["row_id"]]
+    if not estimates:
+        notes.append("no mixed job with both directions' latencies: reads and writes complete together")
+        return
+    est = np.array(estimates)
+    value = float(np.clip(est.mean(), 0.0, 1.0))
+    half = (
+        float(stats.t.ppf(0.5 + confidence / 2, est.size - 1) * est.std(ddof=1) / math.sqrt(est.size))
+        if est.size > 1 else math.nan
+    )  # fmt: skip
+    params["mix_read_lead"] = Param(round(value, 4), "ratio", "fit",
+                                    "in a batch of reads and writes, the share of the batch's per-IO time by "
+                                    "which a read completes ahead of the batch's end (reads dispatched ahead "
+                                    "of writes): from each mixed job's write less read mean latency",
+                                    high=1.0, fitted_on=tuple(ids))  # fmt: skip
+    intervals["mix_read_lead"] = (max(est.mean() - half, 0.0), min(est.mean() + half, 1.0)) if est.size > 1 else (
+        math.nan, math.nan)  # fmt: skip
 
 
 def _fit_limits(fit_rows: pl.DataFrame, service: dict[str, tuple[float, float]], params: dict[str, Param],
                 intervals: dict[str, tuple[float, float]], notes: list[str], confidence: float) -> None:  # fmt: skip
     """Per direction the time per IO in a batch (rate cap and bandwidth) from the saturated rows; the
     concurrency (the largest batch)."""
-    sat = fit_rows.filter(pl.col("outstanding") > 1, metric="iops")
+    sat = fit_rows.filter(pl.col("outstanding") > 1, pl.col("read_pct").is_in([0, 100]), metric="iops")
     if sat.is_empty():
         raise FitError("no saturated rows (random reads or writes above QD1): the limits cannot be fitted")
     top_qd = int(sat["outstanding"].max())
@@ -277,10 +361,10 @@ def _fit_limits(fit_rows: pl.DataFrame, service: dict[str, tuple[float, float]],
 
 
 def simulate_job(params: dict[str, Param], job: dict, *, span: int = 2**30, duration_s: float | None = None,
-                 seed: int = 1, name: str = "measured system", ios: int = 20_000) -> dict[str, dict[str, float]]:  # fmt: skip
+                 seed: int = 1, name: str = "measured system", ios: int = 20_000, by_direction: bool = False) -> dict[str, dict[str, float]]:  # fmt: skip
     """Simulate one fio job (a row of the tidy dataset: pattern, read_pct, block_size, outstanding) on the
     model with ``params``: per direction, ``iops``, ``mb_s`` and ``lat_mean`` (us)."""
-    topo = build_topology(name, params)
+    topo = build_topology(name, params, by_direction=by_direction)
     spec = AccessSpec(
         name=job["job"], sizes=(SizeShare(size=int(job["block_size"]), pct=100),), read_pct=float(job["read_pct"]),
         random_pct=100.0 if job["pattern"] == "random" else 0.0, align=min(4096, int(job["block_size"])),

@@ -19,7 +19,7 @@ A plan file (YAML)::
 16 KiB to 1 MiB at QD1 and saturated, and a 70 % read mix at 64 KiB and 1 MiB: 50 jobs of 2 s after a
 0.5 s ramp, the plan run three times interleaved (the dataset holds each job's median: a shared machine's
 noise from one run to the next is larger than the tolerances), about 6.5 minutes.
-:data:`QUICK_PLAN` is a tiny plan for tests (a 16 MiB file, 9 jobs of 0.5 s after a 0.25 s ramp).
+:data:`QUICK_PLAN` is a tiny plan for tests (a 16 MiB file, 10 jobs of 0.5 s after a 0.25 s ramp).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ QUICK_PLAN = Plan(
     grids=(
         {"pattern": "random", "read_pct": [100, 0], "block_size": "4K", "iodepth": [1, 16]},
         {"pattern": "random", "read_pct": [100, 0], "block_size": "64K", "iodepth": [1, 8]},
-        {"pattern": "random", "read_pct": [70], "block_size": "4K", "iodepth": [4]},
+        {"pattern": "random", "read_pct": [70], "block_size": "4K", "iodepth": [2, 4]},
     ),
 )
 

@@ -23,6 +23,8 @@ from storagelab.analysis.comparison import Candidate
 from storagelab.measured.check import predict, share_within
 from storagelab.measured.model import MeasuredFit, fit
 from storagelab.measured.run import PROVENANCE, load_measurements
+from storagelab.measured.spread import load_runs
+from storagelab.measured.spread import spread as measure_spread
 
 
 @dataclass
@@ -53,9 +55,18 @@ class MeasuredSystem:
             f"{self.provenance.get('kernel', '?')}, measured {self.provenance.get('started_utc', '?')}"
         )
 
-    def fit(self, confidence: float = 0.95) -> MeasuredFit:
-        """The model fitted on the fit subset (:func:`storagelab.measured.model.fit`)."""
-        return fit(self.rows, self.name, confidence)
+    def fit(self, confidence: float = 0.95, *, spread: bool = True) -> MeasuredFit:
+        """The model fitted on the fit subset (:func:`storagelab.measured.model.fit`); with ``spread`` and
+        more than one run of a job in the folder's ``json/``, its run-to-run spread too
+        (:func:`storagelab.measured.spread.spread`: parameter intervals over the runs, and every check's
+        80 % predictive intervals)."""
+        fitted = fit(self.rows, self.name, confidence)
+        if spread and (self.folder / "json").is_dir():
+            runs = load_runs(self.folder)
+            if runs.group_by("job").agg(pl.col("run").n_unique())["run"].max() > 1:
+                fitted.spread = measure_spread(fitted, runs)
+                fitted.notes += fitted.spread.notes
+        return fitted
 
     def check(self, fitted: MeasuredFit, rows: pl.DataFrame | None = None, *, seed: int = 1) -> pl.DataFrame:
         """Measured beside predicted (:func:`storagelab.measured.check.predict`): every held-back point, or

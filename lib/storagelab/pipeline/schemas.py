@@ -477,6 +477,31 @@ _YOUR_CANDIDATES: list[dict[str, Any]] = [
 ]
 
 
+class CrossCheck(BaseModel):
+    """One committed check table of a measured system (``storagelab fit ... --check-on``): the model it was
+    predicted with, the points it holds, and its path relative to notebooks/."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    model: str = Field(min_length=1, description="the dataset the model was fitted on")
+    points: str = Field(min_length=1, description="which points were predicted")
+    table: str = Field(min_length=1, description="the check table (check*.csv), relative to notebooks/")
+
+
+_D1, _D2 = "`vda-ext4` (day 1)", "`vda-ext4-day2` (day 2)"
+#: Issue 71's four checks on this machine's disk (`make measured` writes the tables): each day's model on
+#: each day's held-back and blind validation points.
+_DISK_CHECKS = (
+    (_D1, "held-back points of day 1", "../measurements/vda-ext4/check.csv"),
+    (_D1, "validation points of day 1", "../measurements/vda-ext4-validation/check.csv"),
+    (_D1, "held-back points of day 2", "../measurements/vda-ext4-day2/check-by-vda-ext4.csv"),
+    (_D1, "validation points of day 2", "../measurements/vda-ext4-validation-day2/check-by-vda-ext4.csv"),
+    (_D2, "held-back points of day 2", "../measurements/vda-ext4-day2/check.csv"),
+    (_D2, "validation points of day 2", "../measurements/vda-ext4-validation-day2/check.csv"),
+    (_D2, "held-back points of day 1", "../measurements/vda-ext4/check-by-vda-ext4-day2.csv"),
+    (_D2, "validation points of day 1", "../measurements/vda-ext4-validation/check-by-vda-ext4-day2.csv"),
+)  # fmt: skip
+
+
 class YourSystemParams(NotebookParams):
     """Parameters of ``20-your-system``: the measured system's dataset folder (and a validation folder
     measured after the fit was frozen), the mix to compare it on,
@@ -496,6 +521,12 @@ class YourSystemParams(NotebookParams):
         min_length=1,
         description="another folder of the same system, measured after the fit was frozen at operating points "
         "not fitted on, predicted by the model unchanged (a blind check); null: none",
+    )
+    cross_checks: list[CrossCheck] = Field(
+        default_factory=lambda: [CrossCheck(model=m, points=p, table=t) for m, p, t in _DISK_CHECKS],
+        max_length=32,
+        description="committed check tables of the system on other days (storagelab fit --check-on), tabulated "
+        "side by side: within tolerance, mixed and pure, and the 80 % predictive intervals' coverage",
     )
     mix: WorkloadMix = Field(default_factory=lambda: WorkloadMix.model_validate(_YOUR_MIX),
                              description="the workload mix: name and classes (workload, size, service_level)")  # fmt: skip
