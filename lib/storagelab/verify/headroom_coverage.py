@@ -319,6 +319,18 @@ def _truth(
     return row
 
 
+def attainable(case: UncertainHeadroom, grid: int = 10_000) -> float:
+    """The share of truths that the truth distribution's own central 80 % interval of ``m*`` contains: the
+    coverage a perfect prediction attains. 0.80 where ``m*`` is continuous in the parameter; above it
+    where ``m*`` is whole (``mva-workers-uncertain``: 6 to 9 workers, and the interval's ends are whole,
+    so it holds all of the end values' mass). Computed on ``grid`` equal slices of the parameter's
+    quantiles (their midpoints)."""
+    u = (np.arange(grid) + 0.5) / grid
+    x = np.array([case.exact(float(case.distribution.ppf(float(v)))) for v in u])
+    lo, hi = (float(np.quantile(x, p, method="inverted_cdf")) for p in (LOW, HIGH))
+    return float(np.mean((lo <= x) & (x <= hi)))
+
+
 def _covers(low: np.ndarray, high: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Whether ``[low, high]`` contains ``x`` (a relative 1e-9 of slack: a whole answer recovered from its
     logarithm; NaN bounds contain nothing)."""
@@ -360,11 +372,14 @@ def uncertain_coverage(
     covered = int(_covers(col["low"], col["high"], exact).sum())
     errors = np.concatenate([np.array(f["draw_errors"], dtype=float) for f in found])
     band = binomial_band(truths, HIGH - LOW)
+    reach = attainable(case)
+    reach_band = binomial_band(truths, reach)
     return {
         "case": case.name, "truths": truths, "draws": draws, "replications": replications,
         "tolerance": tolerance, "duration_s": duration, "warmup_s": warmup, "covered": covered,
         "coverage_pct": 100 * covered / truths, "nominal_pct": 100 * (HIGH - LOW),
         "band_pct": f"{100 * band[0]:.1f}-{100 * band[1]:.1f}",
+        "attainable_pct": 100 * reach, "attainable_band_pct": f"{100 * reach_band[0]:.1f}-{100 * reach_band[1]:.1f}",
         "below_pct": 100 * float(np.mean(exact < col["low"] * (1 - 1e-9))),
         "above_pct": 100 * float(np.mean(exact > col["high"] * (1 + 1e-9))),
         "median_high_over_low": float(np.nanmedian(col["high"] / col["low"])),
