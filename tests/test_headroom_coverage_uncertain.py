@@ -62,7 +62,9 @@ def test_a_truth_is_predicted_as_the_comparison_predicts(monkeypatch):
     value = case.distribution.ppf(float(np.random.default_rng([seed, i]).random()))
     assert row["value"] == value and row["exact"] == case.exact(value)
     base = seed + i * reps
-    declared, drawn = calls[:reps], calls[reps:]
+    declared, drawn, searched = calls[:reps], calls[reps : reps + draws], calls[reps + draws :]
+    assert [(v, s, w) for v, s, w, _ in searched] == [(value, seed + hc.SEARCHED_SEEDS + i, None)]  # ablation
+    assert row["searched"] == searched[0][3].answer
     assert [(v, s) for v, s, _, _ in declared] == [(case.declared, base + r) for r in range(reps)]
     first = declared[0][3]
     assert [w for _, _, w, _ in declared] == [None, first.bracket, first.bracket]
@@ -101,14 +103,14 @@ def test_a_small_coverage_run_is_consistent_and_the_same_in_two_processes(name):
 
 def test_a_prediction_from_the_wrong_parameter_range_is_caught():
     """The check can fail: intervals predicted from the stated 700-1,400/s (declared 1,000) contain most
-    of their own truths' headrooms, but where the truths' service rate really lies in 1,400-2,000/s (the
-    same uniforms, so the same ranks) their headrooms (9 to 15) lie above nearly every interval."""
+    of their own truths' headrooms, but where the truths' service rate really lies in 2,000-3,000/s (the
+    same uniforms, so the same ranks) their headrooms (15 to 25) lie above every interval."""
     case = replace(hc.uncertain_cases()["mm1-mean-uncertain"], high=32.0)
-    wrong = LogUniform(1400.0, 2000.0)
+    wrong = LogUniform(2000.0, 3000.0)
     rows = [hc._truth(case, i, seed=3, replications=3, draws=8, tolerance=0.1, **SHORT) for i in range(20)]
     truths = [case.exact(wrong.ppf(float(np.random.default_rng([3, i]).random()))) for i in range(20)]
     right = sum(r["low"] <= r["exact"] <= r["high"] for r in rows)
     covered = sum(r["low"] <= t <= r["high"] for r, t in zip(rows, truths, strict=True))
     assert all(math.isfinite(r["low"]) and r["low"] < r["high"] for r in rows)
     assert right >= 12, [(r["exact"], r["low"], r["high"]) for r in rows]
-    assert covered <= 2, (truths, [(r["low"], r["high"]) for r in rows])
+    assert covered == 0, (truths, [(r["low"], r["high"]) for r in rows])

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -252,6 +253,11 @@ def uncertain_cases() -> dict[str, UncertainHeadroom]:
     return {c.name: c for c in out}
 
 
+#: The seeds of the ablation's searches at the true parameter start this far above ``seed`` (truth ``i`` uses
+#: ``seed + SEARCHED_SEEDS + i``), past every seed a prediction uses (``seed`` to ``seed + 3 x truths - 1``).
+SEARCHED_SEEDS = 1_000_000
+
+
 def _truth(
     case: UncertainHeadroom,
     i: int,
@@ -269,7 +275,6 @@ def _truth(
     true_value = float(case.distribution.ppf(float(np.random.default_rng([seed, i]).random())))
     exact = case.exact(true_value)
     base = seed + i * replications
-    runs = 0
 
     def search(value: float, s: int, warm: tuple[float, float] | None) -> Replication:
         run = partial(case.run, value, duration=duration, warmup=warmup)
@@ -279,7 +284,7 @@ def _truth(
     row: dict[str, object] = {"truth": i, "value": true_value, "exact": exact, "low": math.nan, "high": math.nan,
                               "median": math.nan, "draws_low": math.nan, "draws_high": math.nan,
                               "noise_low": math.nan, "noise_high": math.nan, "params_low": math.nan,
-                              "params_high": math.nan, "draw_errors": (), "runs": 0}  # fmt: skip
+                              "params_high": math.nan, "draw_errors": (), "searched": math.nan, "runs": 0}  # fmt: skip
     done: list[Replication] = []
     try:
         for r in range(replications):
@@ -315,6 +320,12 @@ def _truth(
         math.exp(float(np.quantile(params, p, method="inverted_cdf"))) for p in (LOW, HIGH)
     )
     row["draw_errors"] = tuple(math.log(a / case.exact(v)) for a, v in zip(answers, values, strict=True) if a)
+    try:  # what one search at the true parameter answers, on a seed no prediction uses (an ablation)
+        rep = search(true_value, seed + SEARCHED_SEEDS + i, None)
+        row["searched"], runs = rep.answer, runs + len(rep.evaluations)
+    except OutsideBracket as err:
+        row["searched"] = err.multiplier
+        runs += 0 if err.evaluations is None else err.evaluations.height
     row["runs"] = runs
     return row
 
@@ -355,18 +366,21 @@ def uncertain_coverage(
     ablations: the share the interval of the draws alone covers (``draws_pct``: no noise term), that of
     the noise alone (``noise_pct``: the declared value's interval, against the exact headroom at the
     declared value), that of the parameter draws' exact headrooms (``params_pct``: no simulation at all),
-    and the draws' answers' bias and spread on the log scale against their exact headrooms."""
+    the share of the 80 % intervals containing what one search at the true parameter answers
+    (``searched_pct``: the quantity the predictive sample is for) and the draws' answers' bias and spread
+    on the log scale against their exact headrooms. ``attainable_pct``: what a perfect prediction covers
+    (:func:`attainable`), with its band."""
     started = time.perf_counter()
     one = partial(_truth, case, seed=seed, replications=replications, draws=draws, duration=duration,
                   warmup=warmup, tolerance=tolerance)  # fmt: skip
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
+    if workers > 1:  # spawned, not forked: a fork of a process whose polars threads hold a lock deadlocks
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             found = list(pool.map(one, range(truths)))
     else:
         found = [one(i) for i in range(truths)]
     col = {k: np.array([f[k] for f in found], dtype=float) for k in
            ("exact", "low", "high", "median", "draws_low", "draws_high", "noise_low", "noise_high",
-            "params_low", "params_high", "runs")}  # fmt: skip
+            "params_low", "params_high", "searched", "runs")}  # fmt: skip
     exact = col["exact"]
     declared = np.full(truths, case.exact(case.declared))
     covered = int(_covers(col["low"], col["high"], exact).sum())
@@ -386,6 +400,7 @@ def uncertain_coverage(
         "draws_pct": 100 * float(_covers(col["draws_low"], col["draws_high"], exact).mean()),
         "noise_pct": 100 * float(_covers(col["noise_low"], col["noise_high"], declared).mean()),
         "params_pct": 100 * float(_covers(col["params_low"], col["params_high"], exact).mean()),
+        "searched_pct": 100 * float(_covers(col["low"], col["high"], col["searched"]).mean()),
         "draw_bias_log": float(errors.mean()) if errors.size else math.nan,
         "draw_sd_log": float(errors.std(ddof=1)) if errors.size > 1 else math.nan,
         "no_interval": int(np.isnan(col["low"]).sum()), "runs": int(col["runs"].sum()),
@@ -459,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> pl.DataFrame:
     if drawn:
         table = pl.DataFrame(drawn)
         with config:
-            print(table.drop("duration_s", "warmup_s"))
+            print(table.drop("duration_s", "warmup_s", "tolerance", "nominal_pct", "replications"))
         tables.append(table)
     print(f"wall time {time.perf_counter() - started:.1f} s")
     return pl.concat(tables, how="diagonal_relaxed")
