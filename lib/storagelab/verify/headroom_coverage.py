@@ -49,7 +49,7 @@ its 10 % and 90 % quantiles. Runs of 2 s (0.5 s warm-up) and a 10 % bisection, t
 
 Measured (``python -m storagelab.verify.headroom_coverage --cases mm1-mean-uncertain mva-workers-uncertain
 --workers 2``, seed 1, 2026-12-05 on the two shared cores, load average 8-14 from other sessions; then
-``--seed 2`` to ``6``; each seed 170-217 s wall for both cases):
+``--seed 2`` to ``6``; each seed 166-217 s wall for both cases):
 
 =====================  ===========  ==============  ==============  ==========  ============  ===========
 case                   seed 1       seeds 1-6       per seed        median      runs per      wall per
@@ -514,18 +514,21 @@ def main(argv: Sequence[str] | None = None) -> pl.DataFrame:
         for name in a.cases if name in uncertain for n in a.replications
     ]  # fmt: skip
     print(f"runs of {a.duration:g} s ({a.warmup:g} s warm-up), seed {a.seed}")
-    config = pl.Config(
-        tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=4, tbl_hide_dataframe_shape=True
-    )
+
+    def config() -> pl.Config:  # a fresh one per table: a Config restores the defaults on leaving
+        return pl.Config(
+            tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=4, tbl_hide_dataframe_shape=True
+        )
+
     tables = []
     if rows:
         table = pl.DataFrame(rows)
-        with config:
+        with config():
             print(table.drop("duration_s", "warmup_s", "median_high_over_low"))
         tables.append(table)
     if drawn:
         table = pl.DataFrame(drawn)
-        with config:
+        with config():
             print(table.drop("duration_s", "warmup_s", "tolerance", "nominal_pct", "replications"))
         tables.append(table)
     print(f"wall time {time.perf_counter() - started:.1f} s")
