@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from storagelab.components.extent import Extent
 from storagelab.components.tiering import WorkingSetReadCache
 from storagelab.kernel import ClosedSource, Deterministic, FixedSampler, Station
+from storagelab.kernel.component import Component
 from storagelab.kernel.simulation import simulate
 
 GB = 10**9
@@ -94,25 +95,56 @@ def test_figure_9_s_luns_hold_their_data_in_regions_of_their_own():
     assert len(set(lun_offsets(pool, 9.0).values())) == 6
 
 
+class _Drives(Component):
+    """A station that records the address of every IO it is given."""
+
+    def __init__(self) -> None:
+        super().__init__("drives")
+        self.station, self.seen = Station("drive", Deterministic(1e-3), servers=4), []
+
+    def children(self) -> list[Component]:
+        return [self.station]
+
+    def submit(self, io):
+        self.seen.append(io.address)
+        return self.station.submit(io)
+
+
+class _HostCache(Component):
+    """What a host cache above the drives' pool reads of an IO: its address before and after it completes."""
+
+    def __init__(self, below: Component) -> None:
+        super().__init__("host cache")
+        self.below, self.kept = below, []
+
+    def children(self) -> list[Component]:
+        return [self.below]
+
+    def submit(self, io):
+        before = io.address
+        done = self.below.submit(io)
+        done.callbacks.append(lambda _ev: self.kept.append((before, io.address)))
+        return done
+
+
 def test_a_database_read_reaches_its_lun_s_region_of_the_drives():
     """A cold DVD-SQL read at LUN byte a reaches the drives' pool at the LUN's offset + a x pool_stretch
-    (not at byte a, where the Exchange LUN's data lie)."""
-    from storagelab.kernel.component import Component
-    from storagelab.kernel.io import IORequest
+    (not at byte a, where the Exchange LUN's data lie), as a member IO: the IO itself keeps the LUN's
+    address, which a host cache above reads again to fill its card when the read completes (rewriting it
+    made the drawn stretches fill the 785 GB ioDrive2 past its end)."""
     from storagelab.studies.nexgen import preset
 
-    seen = []
-
-    class Drives(Component):
-        def submit(self, io):
-            seen.append(io.address)
-
-    for stretch in (1.0, 3.0):
-        topo = preset.nexgen(pool_stretch=stretch)
-        layout = topo.parts["flash read tier"].backend
-        layout.target = Drives("drives")
-        layout.submit(IORequest(True, 8192, address=8192 * 1000, volume=preset.VOLUMES.index("oltp")))
-        page, within = divmod(8192 * 1000, preset.POOL_PAGE)
-        start = int(450 * GB * stretch) // preset.POOL_PAGE * preset.POOL_PAGE
-        assert seen[-1] == start + int(page * stretch) * preset.POOL_PAGE + within
+    pool = 24 * 10**12
+    for stretch in (1.0, 3.0, 9.0):
+        start = preset.lun_offsets(pool, stretch)["oltp"]
+        assert start == int(450 * GB * stretch) // preset.POOL_PAGE * preset.POOL_PAGE
+        drives = _Drives()
+        # the source's IOs are on volume 0: give it the DVD-SQL LUN's region
+        cache = _HostCache(preset._PoolLayout("pool", drives, {0: start}, stretch, pool))
+        source = ClosedSource("sql", cache, FixedSampler(size=8192, span=500 * GB), workers=2)
+        simulate(cache, [source], duration=0.05, seed=1, progress=False)
+        assert len(cache.kept) > 10 and all(before == after for before, after in cache.kept)
+        for (address, _), pooled in zip(cache.kept, drives.seen, strict=False):
+            page, within = divmod(address, preset.POOL_PAGE)
+            assert pooled == (start + int(page * stretch) * preset.POOL_PAGE + within) % pool
     assert preset.nexgen().param("pool_stretch").uncertainty is not None

@@ -35,6 +35,7 @@ statistics and its QoS latency targets refer to) is measured by the part ``"oltp
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 
 from simpy.events import Event
 
@@ -51,6 +52,7 @@ from storagelab.components.raid_set import RaidSet
 from storagelab.components.tiering import ReadWriteSplit, WorkingSetReadCache
 from storagelab.devices.hdd import command_ordering
 from storagelab.kernel import Component, Deterministic, Link, Mirror, Path, ResponseTimeProbe, Station
+from storagelab.kernel.component import EventLike, Signal, fire
 from storagelab.kernel.io import IORequest
 from storagelab.provenance import PRESET_UNIT, Param
 from storagelab.qos import ServiceLevels
@@ -237,11 +239,20 @@ class _PoolLayout(Component):
     def children(self) -> list[Component]:
         return [self.target]
 
-    def submit(self, io: IORequest) -> Event:
+    def submit(self, io: IORequest) -> EventLike:
         page, within = divmod(io.address, POOL_PAGE)
         a = (self.offsets[io.volume] + int(page * self.stretch) * POOL_PAGE + within) % self.capacity
-        io.address = a if a + io.size <= self.capacity else 0
-        return self.target.submit(io)
+        # a member IO at the pool's address: ``io`` keeps the LUN's, which the caches above read again when
+        # it completes (the host cache fills its card at it)
+        done = Signal(self.env)
+        member = io.child(address=a if a + io.size <= self.capacity else 0)
+        self.target.submit(member).callbacks.append(partial(_fire_parent, io, done))
+        return done
+
+
+def _fire_parent(io: IORequest, done: Signal, _ev: EventLike) -> None:
+    """Complete ``done`` with ``io`` once its member IO has completed."""
+    fire(done, io)
 
 
 def lun_offsets(pool_bytes: int, stretch: float) -> dict[str, int]:
