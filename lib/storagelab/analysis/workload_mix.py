@@ -31,9 +31,17 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from storagelab.analysis.headroom import LatencyObjective, percentile_of
 from storagelab.components.extent import Extent
@@ -169,6 +177,15 @@ class MixClass(_Strict):
         if self.workload == "boot_storm" and self.within_min * 60 <= BOOT_DURATION_S:
             raise ValueError(f"within_min must leave more than one {BOOT_DURATION_S:g} s boot")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_an_unset_range(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """As written: a class without ``size_range`` is dumped without the key (a mix file, a notebook's
+        parameters cell and the schema's defaults agree on the mixes that predate it)."""
+        data = handler(self)
+        if self.size_range is None:
+            data.pop("size_range", None)
+        return data
 
 
 class WorkloadMix(_Strict):
