@@ -31,6 +31,7 @@ import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats
@@ -58,13 +59,22 @@ def _finite(values: Sequence[float | None]) -> np.ndarray:
 
 
 def predictive_sample(
-    draws: Sequence[float | None], replications: Sequence[float | None], common: float | None = None
+    draws: Sequence[float | None],
+    replications: Sequence[float | None],
+    common: float | None = None,
+    *,
+    target: Literal["run", "mean"] = "run",
 ) -> np.ndarray:
     """The predictive sample of one output (module docstring): each finite draw, moved by ``mean(r) -
     common`` (``common``: the replication run at the draws' seed; by default the first replication), plus
-    the Student-t predictive noise of one new run from the finite replications. With fewer than two finite
+    the Student-t noise from the finite replications: of one new run (``target="run"``, ``s sqrt(1 + 1/n)
+    t``: the truth is one more noisy outcome, as a published measurement is) or of the replications' mean
+    (``target="mean"``, ``s / sqrt(n) t``: the truth is the noise-free value the runs estimate, as a
+    system's headroom is; the search's noise is only our error in finding it). With fewer than two finite
     replications the noise is unknown and the draws alone are returned (moved when ``common`` is given);
     with no finite draw, an empty array."""
+    if target not in ("run", "mean"):
+        raise ValueError(f"predictive_sample: target must be 'run' or 'mean', got {target!r}")
     d = _finite(draws)
     r = _finite(replications)
     if d.size == 0:
@@ -75,7 +85,8 @@ def predictive_sample(
         return d
     shift = r.mean() - common if common is not None and math.isfinite(common) else 0.0
     n = r.size
-    noise = r.std(ddof=1) * math.sqrt(1 + 1 / n) * stats.t.ppf(NOISE_LEVELS, n - 1)
+    scale = math.sqrt(1 + 1 / n) if target == "run" else math.sqrt(1 / n)
+    noise = r.std(ddof=1) * scale * stats.t.ppf(NOISE_LEVELS, n - 1)
     return ((d + shift)[:, None] + noise[None, :]).ravel()
 
 
