@@ -132,3 +132,15 @@ def test_compare_refuses_too_few_draws() -> None:
 
     with pytest.raises(ValueError, match="more than 8 draws"):
         compare(WorkloadMix.from_mapping(_mix(None)), [], uncertainty=4)
+
+
+def test_a_sure_ranking_is_a_probability_of_exactly_one() -> None:
+    # every value of a far above every value of b, with a band of ten offsets: the weights' cumulative sums
+    # added up to 1.0000000000000009 before the clip, and 1 - p (the pairwise matrix's other cell) to -9e-16
+    rng = np.random.default_rng(0)
+    k = int(rng.integers(3, 12))
+    band = Band(tuple(rng.uniform(0, 0.5, k)), tuple(rng.uniform(0.05, 1, k)), ("x",))
+    low = _sample("low", np.log(rng.uniform(0.01, 0.02, size=(16, 7))).tolist(), band)
+    high = _sample("high", np.log(rng.uniform(4, 5, size=(16, 7))).tolist(), band)
+    assert p_greater(high, low) == 1.0
+    assert p_greater(low, high) == 0.0

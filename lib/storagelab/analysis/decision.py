@@ -228,7 +228,9 @@ def p_greater(a: CandidateSample, b: CandidateSample) -> float:
         below = cum[np.searchsorted(vb, va, side="left")]
         tied = cum[np.searchsorted(vb, va, side="right")] - below
         total += float(np.sum(wa * (below + tied / 2)) / wa.sum())
-    return total / a.logs.shape[0]
+    # cumulative sums of weights can fall a rounding error outside [0, 1] (-2e-15 where every value of a
+    # lies below every value of b): a probability is clipped to its range
+    return min(1.0, max(0.0, total / a.logs.shape[0]))
 
 
 def candidate_sample(
