@@ -501,3 +501,36 @@ def test_the_run_to_run_spread_gives_parameter_intervals_and_predictive_interval
     assert (narrow["pi_high"].to_numpy() / narrow["predicted"].to_numpy() < 1.0001).all()
     far = table.with_columns(measured=pl.col("predicted") * 3)  # three times the prediction: not covered
     assert not predictive(far.drop("pi_low", "pi_high", "covered"), s, [])["covered"].any()
+
+
+def test_a_measured_candidate_draws_its_parameters_over_the_runs_spread():
+    """The fitted model as a comparison candidate carries each parameter's run-to-run interval as a
+    log-uniform whose central 80 % is that interval (issue 69: a measured system in the decision on the
+    same footing as the presets): a recording finds them, a draw changes the build, the fit is untouched."""
+    from storagelab.measured.spread import run_spread_distribution
+    from storagelab.provenance import parameter_draw, recording_uncertain
+
+    d = run_spread_distribution(50.0, 40.0, 60.0)
+    assert d.ppf(0.1) == pytest.approx(40.0) and d.ppf(0.9) == pytest.approx(60.0)
+    assert run_spread_distribution(70.0, 40.0, 60.0).high == 70.0  # widened to hold the fitted value
+    assert run_spread_distribution(5.0, 5.0, 5.0) is None and run_spread_distribution(1.0, 0.0, 2.0) is None
+
+    system = MeasuredSystem.load(ROOT / "measurements" / "vda-ext4")
+    fitted = system.fit()
+    c = system.candidate(fitted, "disk")
+    with recording_uncertain() as recorded:
+        c.build()
+    names = {name for (_, name) in recorded}
+    with_interval = {
+        k
+        for k, (lo, hi) in fitted.spread.intervals.items()
+        if 0 < lo < hi and fitted.params[k].unit != "count"
+    }
+    assert names == with_interval and "read_floor" in names
+    assert all(p.uncertainty is None for p in fitted.params.values())  # the fit's own Params unchanged
+    key = next(k for k in recorded if k[1] == "read_floor")
+    low = recorded[key].uncertainty.low
+    with parameter_draw({key: low}):
+        drawn = c.build()
+    assert drawn.params["read_floor"].value == pytest.approx(low)
+    assert c.build().params["read_floor"].value == fitted.params["read_floor"].value

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ import polars as pl
 
 from storagelab.measured.model import MeasuredFit, fit, split
 from storagelab.measured.results import combine_repeats, read_fio_json
+from storagelab.uncertainty.distributions import LogUniform
 
 #: Refits per dataset (resampled runs). 100 keeps the 10th and 90th percentiles' own sampling error near
 #: a percentile point (assumption: about the resolution the intervals are read at).
@@ -115,6 +116,39 @@ def spread(fitted: MeasuredFit, runs: pl.DataFrame, *, draws: int = DRAWS, seed:
     }
     notes = [f"run-to-run spread: {draws} refits on resampled runs, seed {seed}"]
     return Spread(refits, intervals, noise, notes)
+
+
+def run_spread_distribution(value: float, low: float, high: float) -> LogUniform | None:
+    """The distribution a fitted parameter is drawn from when the measured system takes part in a decision
+    under uncertainty (:mod:`storagelab.analysis.decision`): log-uniform, its central 80 % the runs' 80 %
+    interval ``[low, high]`` (its ends ``(high / low) ** (1 / 8)`` beyond them), widened to hold the fitted
+    ``value`` where the refits all fell on one side of it; None where the interval has no width or is not
+    positive and finite. Each parameter is drawn on its own: the refits' correlations are not kept."""
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
+        return None
+    beyond = (high / low) ** ((1 - LEVEL) / 2 / LEVEL)
+    return LogUniform(min(low / beyond, value), max(high * beyond, value))
+
+
+def with_run_spread(fitted: MeasuredFit) -> MeasuredFit:
+    """``fitted`` with each parameter's ``uncertainty`` from its run-to-run interval
+    (:func:`run_spread_distribution`), so that a comparison with ``uncertainty`` draws it like a preset's
+    assumptions; counts (the largest batch) and parameters without an interval keep none. The values, the
+    rows fitted on and the checks are unchanged."""
+    if fitted.spread is None:
+        return fitted
+    params = dict(fitted.params)
+    for name, p in fitted.params.items():
+        low, high = fitted.spread.intervals.get(name, (math.nan, math.nan))
+        dist = None if p.unit == "count" else run_spread_distribution(float(p.value), low, high)
+        if dist is not None:
+            params[name] = replace(
+                p,
+                uncertainty=dist,
+                source=f"{p.source}; drawn in a decision from {dist.describe()} (central 80 %: the runs' 80 % interval "
+                f"{low:.4g}-{high:.4g} over {len(fitted.spread.refits)} refits)",
+            )
+    return replace(fitted, params=params)
 
 
 def predictive(

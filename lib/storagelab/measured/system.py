@@ -23,7 +23,7 @@ from storagelab.analysis.comparison import Candidate
 from storagelab.measured.check import predict, share_within
 from storagelab.measured.model import MeasuredFit, fit
 from storagelab.measured.run import PROVENANCE, load_measurements
-from storagelab.measured.spread import load_runs
+from storagelab.measured.spread import load_runs, with_run_spread
 from storagelab.measured.spread import spread as measure_spread
 
 
@@ -88,5 +88,9 @@ class MeasuredSystem:
         return share_within(table)
 
     def candidate(self, fitted: MeasuredFit, label: str | None = None) -> Candidate:
-        """The fitted model as a :class:`Candidate` (one volume: every workload class goes to it)."""
-        return Candidate(label or f"{self.name} (fitted)", preset=fitted.name, build=fitted.build)
+        """The fitted model as a :class:`Candidate` (one volume: every workload class goes to it). Where the
+        fit has its run-to-run spread, each parameter carries it as its ``uncertainty``
+        (:func:`storagelab.measured.spread.with_run_spread`), so that ``compare(..., uncertainty=n)`` draws
+        the measured system's parameters beside the presets' on the same design."""
+        drawn = with_run_spread(fitted)
+        return Candidate(label or f"{self.name} (fitted)", preset=fitted.name, build=drawn.build)
