@@ -61,6 +61,9 @@ def chart_problems(chart: dict) -> list[str]:
     problems = [] if chart["marks"] > 0 else ["drew no marks"]
     for s in chart["scales"]:
         name, domain, positions = f"{s['type']} scale {s['name']}", s["domain"], s["positions"]
+        if s.get("discrete"):  # a band or point scale (a heatmap's rows): categories, each mark placed
+            problems += discrete_scale_problems(name, s)
+            continue
         if domain is not None:  # None: a scale inside a facet group, which the view does not expose
             lo, hi = (domain[0], domain[-1]) if len(domain) >= 2 else (None, None)
             if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
@@ -96,10 +99,26 @@ def chart_problems(chart: dict) -> list[str]:
     return problems
 
 
+def discrete_scale_problems(name: str, s: dict) -> list[str]:
+    """What is wrong with one probed band or point scale: no category, an empty range, a mark without a
+    position, or an axis without its category labels."""
+    out = [] if s["domain"] else [f"{name}: no category in its domain"]
+    r0, r1 = sorted(v if v is not None else math.nan for v in s["range"][:2])
+    if not (math.isfinite(r0) and math.isfinite(r1)) or r1 - r0 <= 0:
+        out.append(f"{name}: range {s['range']} is empty")
+    missing = sum(p is None for p in s["positions"])
+    if missing:
+        out.append(f"{name}: {missing} of {len(s['positions'])} mark positions are not numbers (NaN)")
+    if s["axes"] and not s["ticks"]:
+        out.append(f"{name}: its axis shows no category label")
+    return out
+
+
 def problems_of(charts: list[dict]) -> list[str]:
     """The problems of every chart of a page, each named by its place and title. Every chart of the
-    project has a continuous x or y scale, so a chart in which the probe found none is one it could not
-    read (a renamed scale or mark in a new Vega-Lite), not one that passed."""
+    project places its marks with a continuous or a band scale on x or y (a heatmap: bands on both), so a
+    chart in which the probe found none is one it could not read (a renamed scale or mark in a new
+    Vega-Lite), not one that passed."""
     out = []
     for i, c in enumerate(charts):
         found = "error" in c or any(s["positions"] for s in c["scales"])

@@ -6,10 +6,14 @@
 //   scales      per continuous scale (linear, log, pow, sqrt, symlog, time, utc) that places marks on x
 //               or y: its type, domain, range, its labelled axes and their tick labels, and the positions (px, on
 //               the scale's range) of every mark item that a data mark places with it (x, x2, y, y2 ...),
-//               null where the item has no position, counted per mark and channel in `unplaced`.
+//               null where the item has no position, counted per mark and channel in `unplaced`; and the
+//               same for each discrete scale (band, point) that places marks, with `discrete: true` (a
+//               heatmap's rows and columns).
 // A facet's independent scales are reported per cell, as `name [cell]`.
 window.storagelabProbe = (result) => {
   const CONTINUOUS = new Set(['linear', 'log', 'pow', 'sqrt', 'symlog', 'time', 'utc']);
+  const DISCRETE = new Set(['band', 'point']);
+  const POSITIONAL = new Set([...CONTINUOUS, ...DISCRETE]);
   const CHANNELS = {x: 'x', x2: 'x', xc: 'x', y: 'y', y2: 'y', yc: 'y'};
   const {view, vgSpec} = result;
   const finite = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -43,7 +47,7 @@ window.storagelabProbe = (result) => {
     if (!scales[key]) {
       const scale = own ? cell.context.scales[name].value : view.scale(name);
       scales[key] = {name: key, type: types[name], domain: scale.domain().map(json), range: scale.range().map(json),
-                     positions: [], unplaced: {}, axes: 0, ticks: []};
+                     positions: [], unplaced: {}, axes: 0, ticks: [], discrete: DISCRETE.has(types[name])};
     }
     return scales[key];
   };
@@ -82,7 +86,7 @@ window.storagelabProbe = (result) => {
             continue;
           }
           const spec = groupAxes[axis++] || {};
-          if (spec.scale && CONTINUOUS.has(types[spec.scale]) && spec.labels !== false) {
+          if (spec.scale && POSITIONAL.has(types[spec.scale]) && spec.labels !== false) {
             const s = entry(spec.scale, inner);
             s.axes += 1;
             s.ticks.push(...labelsOf(child));
@@ -96,7 +100,7 @@ window.storagelabProbe = (result) => {
       if (item.defined === false) continue;  // a gap a line or area leaves on purpose (a missing value)
       marks += 1;
       for (const [ch, scale] of Object.entries(uses[mark.name])) {
-        if (!CONTINUOUS.has(types[scale])) continue;
+        if (!POSITIONAL.has(types[scale])) continue;
         const s = entry(scale, cell), p = finite(position(item, ch));
         s.positions.push(p);
         if (p === null) s.unplaced[`${mark.name}.${ch}`] = (s.unplaced[`${mark.name}.${ch}`] || 0) + 1;
