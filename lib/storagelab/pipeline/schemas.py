@@ -423,6 +423,22 @@ _DEFAULT_WHAT_IF: list[dict[str, Any]] = [
 ]
 
 
+#: What a comparison's ``uncertainty`` parameter is (notebooks 19 and 20).
+UNCERTAINTY_DRAWS = (
+    "draws of the uncertain parameters each candidate built from a preset or a measured fit is also searched "
+    "at, for its headroom's 80 % interval, the ranking probabilities and what to measure (0: none; otherwise "
+    "more than 8, a power of two such as 16)"
+)
+
+
+def _check_draws(n: int) -> None:
+    """A comparison's draws: none, or enough to rank what moves a headroom (more than 8)."""
+    if 0 < n <= 8:
+        raise ValueError(
+            f"uncertainty is 0 (none) or more than 8 draws (to rank what moves a headroom), got {n}"
+        )
+
+
 class CompareArchitecturesParams(NotebookParams):
     """Parameters of ``19-compare-architectures``: the mix with its service levels, the architectures
     compared, the what-if pair, and how each headroom is searched."""
@@ -444,9 +460,19 @@ class CompareArchitecturesParams(NotebookParams):
     warmup_s: float = Field(default=0.5, ge=0.0, le=600.0, description="simulated seconds discarded first")
     replications: int = Field(default=3, ge=2, le=50, description="independent searches per architecture")
     low: float = Field(default=0.125, gt=0.0, le=1.0, description="lowest load multiplier searched")
-    high: float = Field(default=4.0, ge=1.0, le=100.0, description="highest load multiplier searched")
+    high: float = Field(
+        default=8.0, ge=1.0, le=100.0,
+        description="highest load multiplier searched: the cap (a headroom that holds there is at least it)",
+    )  # fmt: skip
     tolerance: float = Field(default=0.1, gt=0.0, lt=1.0, description="relative width the bisection stops at")
     seed: int = Field(default=1, ge=0, description="seed of the first replication (then seed+1, ...)")
+    uncertainty: int = Field(default=16, ge=0, le=256, description=UNCERTAINTY_DRAWS)
+    growth: float = Field(default=2.0, gt=0.0, le=100.0, description="the mix's growth target, a multiplier")
+    discrepancy_from: str = Field(
+        default=CALIBRATION_CSV,
+        description="the committed calibration run (relative to notebooks/) whose in-study claims give the "
+        "model-discrepancy band added to each headroom ('': none)",
+    )
 
     @model_validator(mode="after")
     def _runs(self) -> CompareArchitecturesParams:
@@ -454,6 +480,7 @@ class CompareArchitecturesParams(NotebookParams):
             raise ValueError(
                 f"warmup_s ({self.warmup_s}) must be shorter than duration_s ({self.duration_s})"
             )
+        _check_draws(self.uncertainty)
         labels = [c.label for c in (*self.candidates, *self.what_if)]
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
@@ -540,6 +567,7 @@ class YourSystemParams(NotebookParams):
     replications: int = Field(default=3, ge=2, le=50, description="independent searches per architecture")
     high: float = Field(default=16.0, ge=1.0, le=100.0, description="highest load multiplier searched")
     seed: int = Field(default=1, ge=0, description="seed of the check's simulations and the searches")
+    uncertainty: int = Field(default=16, ge=0, le=256, description=UNCERTAINTY_DRAWS)
 
     @model_validator(mode="after")
     def _runs(self) -> YourSystemParams:
@@ -547,6 +575,7 @@ class YourSystemParams(NotebookParams):
             raise ValueError(
                 f"warmup_s ({self.warmup_s}) must be shorter than duration_s ({self.duration_s})"
             )
+        _check_draws(self.uncertainty)
         labels = [self.label, *(c.label for c in self.candidates)]
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
