@@ -122,7 +122,9 @@ def problems_of(charts: list[dict]) -> list[str]:
     out = []
     for i, c in enumerate(charts):
         found = "error" in c or any(s["positions"] for s in c["scales"])
-        problems = chart_problems(c) if found else ["the probe found no continuous x or y scale to check"]
+        problems = (
+            chart_problems(c) if found else ["the probe found no continuous or band x or y scale to check"]
+        )
         out += [f"chart {i + 1} ({c.get('title')!r}): {p}" for p in problems]
     return out
 
@@ -196,6 +198,24 @@ def test_the_check_catches_a_collapsed_log_scale_that_clipping_keeps(browser, tm
     caught = chart_problems(drawn[2])
     assert any("is not finite" in p for p in caught) and any("NaN" in p for p in caught), caught
     assert any("0 tick label(s)" in p for p in caught), caught
+
+
+def test_the_heatmap_is_probed_on_its_band_scales(browser, tmp_path):
+    """Notebook 19's ranking heatmap has no continuous position scale: the probe reads its two band scales
+    instead, every cell placed on both (one cell per ordered pair of candidates), and finds it readable."""
+    committed = nbformat.read(ROOT / "notebooks" / "19-compare-architectures.ipynb", as_version=4)
+    page_file = tmp_path / "19.html"
+    render_html(committed, page_file)
+    charts, errors = report_charts(browser, page_file)
+    assert not errors, errors
+    heat = [c for c in charts if c.get("title") == "Rankings as probabilities"]
+    assert len(heat) == 1, [c.get("title") for c in charts]
+    bands = [s for s in heat[0]["scales"] if s["discrete"] and s["positions"]]
+    assert sorted(s["type"] for s in bands) == ["band", "band"]
+    n = len(bands[0]["domain"])
+    cells = n * (n - 1)  # every ordered pair, the diagonal empty; the text marks place a second set
+    assert all(len(s["positions"]) == 2 * cells and None not in s["positions"] for s in bands), bands
+    assert not problems_of(heat), problems_of(heat)
 
 
 def test_report_index_opens_on_its_findings_in_a_browser(committed_index, browser):
