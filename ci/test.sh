@@ -8,6 +8,8 @@
 #      - the unit tests (tests/), including the report pipeline on a small project with other parameters
 #        and the re-run of the committed calibration (marked slow),
 #      - nbval over notebooks/: each notebook executed once and compared with its committed outputs.
+#        A cell may run 30 minutes: notebook 19's comparison with its parameter draws takes about 7 min
+#        alone on two cores and over 10 min beside the other worker's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${VENV:-.venv}/bin"
@@ -29,7 +31,7 @@ echo "== pytest: unit tests and nbval, on both cores"
 "$BIN/python" -m pytest tests notebooks \
   --nbval --nbval-current-env \
   --nbval-sanitize-with ci/nbval_sanitize.cfg \
-  --nbval-kernel-startup-timeout 180 --nbval-cell-timeout 600 \
+  --nbval-kernel-startup-timeout 180 --nbval-cell-timeout 1800 \
   -n "${PYTEST_WORKERS:-2}" --dist loadfile \
   --durations=25 \
   "$@"

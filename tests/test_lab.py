@@ -194,3 +194,27 @@ def test_the_two_list_sketch_promotes_on_a_second_access_and_holds_its_capacity(
     assert len(s.inactive) + len(s.active) <= 100
     assert len(s.inactive) >= len(s.active) - 1
     assert hits / 40_000 == pytest.approx(0.25, abs=0.02)  # uniform access: the cached share
+
+
+def test_every_cache_group_turns_the_kernels_io_counting_on(monkeypatch, tmp_path):
+    """On cgroup v1 the kernel counts a group's device IOs only on a disk some throttle rule was set on since
+    boot (blk-throttle's ``blk_should_throtl``): a first lab run on a fresh machine read every cache point as
+    all hits (1.0 at twice the limit in CI). Each cache group carries a read throttle no disk reaches."""
+    from storagelab.lab import cgroup, run
+
+    made = []
+
+    class Stop(Exception):
+        pass
+
+    def create(limits, version=None, label=""):
+        made.append(limits)
+        raise Stop
+
+    monkeypatch.setattr(cgroup, "create", create)
+    point = QUICK_PLAN.cache.points[0]
+    with pytest.raises(Stop):
+        run._cache_point(QUICK_PLAN, point, tmp_path / "lab.dat", tmp_path, [], "254:0", "measured")
+    assert made[0].memory_bytes == QUICK_PLAN.memory_limit
+    assert made[0].throttles() == {"read_iops": run.ACCOUNTING_IOPS} and made[0].device == "254:0"
+    assert run.ACCOUNTING_IOPS >= 10**9  # never binding: no disk serves a billion IOs per second
