@@ -15,10 +15,11 @@ one device read of one block (``device_read_bytes`` says so: a read-ahead would 
 blocks missed). On cgroup v1 the kernel counts a group's ``io_serviced`` in blk-throttle, which (Linux
 6.x: ``blk_should_throtl``) skips a device no throttle rule was ever set on since boot: every group's count
 stays 0 and every point would read as all hits. So each cache group carries a read throttle that never
-binds (:data:`ACCOUNTING_IOPS`), which turns the counting on. The group's memory (``mem_*``: the medians of samples every 0.25 s while the measured run
-holds it) is recorded. The point ``hit_cost_ws`` is run first: fully cached, its latency is the **hit
-cost**, and its memory not taken by the test file's pages (``usage - (cache - shmem)``: fio's own memory
-and shared memory, the kernel's memory charged to the group) is what the process itself uses of the limit.
+binds (:data:`ACCOUNTING_IOPS`), which turns the counting on. The group's memory (``mem_*``: the
+medians of samples every 0.25 s while the measured run holds it) is recorded. The point ``hit_cost_ws`` is
+run first: fully cached, its latency is the **hit cost**, and its memory not taken by the test file's
+pages (``usage - (cache - shmem)``: fio's own memory and shared memory, the kernel's memory charged to the
+group) is what the process itself uses of the limit.
 
 **Throttle scenarios**: per scenario a throttled group (blk-throttle's limit on the test file's disk) and
 ``unthrottled`` groups without limit, each running the same fio job (``direct=1``, libaio, random reads)
