@@ -22,15 +22,18 @@ def block() -> str:
     checks = [(c.model, c.points, ROOT / "notebooks" / c.table) for c in YourSystemParams().cross_checks]
     lines = [
         "| model fitted on | points checked | within tolerance | IOPS | mean latency | mixed | read-only or "
-        "write-only | 80 % interval covers |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "write-only | 80 % interval covers | misses: inside the job's own passes / the day's own model "
+        "within tolerance / neither |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     pct = lambda v: f"{100 * v:.1f} %"  # noqa: E731
     for r in summarize_checks(checks).iter_rows(named=True):
         lines.append(
             f"| {r['model fitted on']} | {r['points checked']} | {r['within']} of {r['points']} "
             f"({pct(r['share'])}) | {pct(r['share_iops'])} | {pct(r['share_lat_mean'])} | "
-            f"{pct(r['share_mixed'])} | {pct(r['share_pure'])} | {pct(r['coverage'])} |"
+            f"{pct(r['share_mixed'])} | {pct(r['share_pure'])} | {pct(r['coverage'])} | "
+            f"{r['misses_inside_passes']} / {r['misses_own_model']} / "
+            f"{r['misses'] - r['misses_inside_passes'] - r['misses_own_model']} |"
         )
     return "\n".join([START, *lines, END])
 

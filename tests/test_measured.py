@@ -534,3 +534,41 @@ def test_a_measured_candidate_draws_its_parameters_over_the_runs_spread():
         drawn = c.build()
     assert drawn.params["read_floor"].value == pytest.approx(low)
     assert c.build().params["read_floor"].value == fitted.params["read_floor"].value
+
+
+def test_each_miss_is_set_beside_its_jobs_passes_and_the_days_own_model(tmp_path, monkeypatch):
+    """A miss is accounted for by the first that applies: the prediction inside the measured job's own
+    passes, the dataset's own model within tolerance, or neither; a point within tolerance is no miss.
+    The pass ranges of a committed dataset hold its median (the value the dataset keeps) for every row."""
+    import storagelab.measured.spread as spread
+    from storagelab.measured.check import misses_against_passes
+
+    ranges = spread.pass_ranges(ROOT / "measurements" / "vda-ext4")
+    kept = pl.read_csv(ROOT / "measurements" / "vda-ext4" / "measurements.csv").select("row_id", "value")
+    both = kept.join(ranges, on="row_id", how="inner")
+    assert both.height == kept.height and (ranges["passes"] == 3).all()
+    assert (
+        (both["pass_low"] <= both["value"] * (1 + 1e-9)) & (both["value"] <= both["pass_high"] * (1 + 1e-9))
+    ).all()
+
+    def row(row_id: str, measured: float, predicted: float, within: bool) -> dict:
+        return {"row_id": row_id, "measured": measured, "predicted": predicted, "within": within}
+
+    table = pl.DataFrame([
+        row("a/read/iops", 100.0, 130.0, False),  # inside its passes (90-135)
+        row("b/read/iops", 100.0, 150.0, False),  # outside (95-105); the day's own model 110: within
+        row("c/read/iops", 100.0, 150.0, False),  # outside (95-105); own model 140: a miss too
+        row("d/read/iops", 100.0, 101.0, True),  # within tolerance: no miss
+    ])  # fmt: skip
+    fake = pl.DataFrame({"row_id": ["a/read/iops", "b/read/iops", "c/read/iops", "d/read/iops"],
+                         "pass_low": [90.0, 95.0, 95.0, 95.0], "pass_high": [135.0, 105.0, 105.0, 105.0],
+                         "passes": [3, 3, 3, 3]})  # fmt: skip
+    monkeypatch.setattr(spread, "pass_ranges", lambda folder: fake)
+    pl.DataFrame([
+        row("b/read/iops", 100.0, 110.0, True), row("c/read/iops", 100.0, 140.0, False),
+    ]).write_csv(tmp_path / "check.csv")  # fmt: skip
+    out = misses_against_passes(table, tmp_path).sort("row_id")
+    assert out["row_id"].to_list() == ["a/read/iops", "b/read/iops", "c/read/iops"]
+    assert out["accounted"].to_list() == [
+        "inside the job's own passes", "the day's own model within tolerance", "neither",
+    ]  # fmt: skip

@@ -105,6 +105,48 @@ def share_within(table: pl.DataFrame) -> dict[str, float]:
     return out
 
 
+def misses_against_passes(table: pl.DataFrame, folder: str | Path, *, other_day: bool = True) -> pl.DataFrame:
+    """The points of check ``table`` outside tolerance, each beside what else could have predicted it, from
+    the dataset the table checks (``folder``):
+
+    - ``pass_low``, ``pass_high``: the measured job's lowest and highest pass
+      (:func:`storagelab.measured.spread.pass_ranges`; nulls without per-pass results), and
+      ``inside_passes``, whether the prediction lies between them. Such a miss is no larger than the
+      difference between two runs of the same job minutes apart: the measurement's own variation.
+    - ``own_predicted``, ``own_within``: where ``table`` is another day's model on this dataset
+      (``other_day``; False for the dataset's own ``check.csv``, whose own model is the table's) and the
+      dataset's own check (``folder/check.csv``, its own model on its held-back points) or validation check
+      by the same model as its ``check.csv`` holds the point, that prediction and whether it is within
+      tolerance. A miss that the dataset's own model predicts is the change of the device between the
+      days, which the two fits measure (their parameters side by side), not a mechanism either model lacks.
+    - ``accounted``: ``"inside the job's own passes"``, ``"the day's own model within tolerance"`` or
+      ``"neither"``, the first that applies."""
+    from storagelab.measured.spread import pass_ranges
+
+    misses = table.filter(~pl.col("within"))
+    try:
+        ranges = pass_ranges(folder)
+    except FileNotFoundError:
+        ranges = pl.DataFrame(
+            schema={"row_id": pl.String, "pass_low": pl.Float64, "pass_high": pl.Float64, "passes": pl.UInt32}
+        )
+    own_path = Path(folder) / "check.csv"
+    own = (
+        pl.read_csv(own_path).select("row_id", own_predicted="predicted", own_within="within")
+        if other_day and own_path.is_file()
+        else pl.DataFrame(schema={"row_id": pl.String, "own_predicted": pl.Float64, "own_within": pl.Boolean})
+    )
+    joined = misses.join(ranges, on="row_id", how="left").join(own, on="row_id", how="left")
+    inside = (pl.col("pass_low") <= pl.col("predicted")) & (pl.col("predicted") <= pl.col("pass_high"))
+    return joined.with_columns(inside_passes=inside.fill_null(False)).with_columns(
+        accounted=pl.when(pl.col("inside_passes"))
+        .then(pl.lit("inside the job's own passes"))
+        .when(pl.col("own_within").fill_null(False))
+        .then(pl.lit("the day's own model within tolerance"))
+        .otherwise(pl.lit("neither"))
+    )
+
+
 def simulated_rows(
     params: dict, jobs: list[dict], *, seed: int = 1, duration_s: float = 2.0, bin_s: float = 0.25
 ) -> pl.DataFrame:
@@ -221,7 +263,9 @@ def by_kind(table: pl.DataFrame) -> pl.DataFrame:
 def summarize_checks(checks: list[tuple[str, str, str | Path]]) -> pl.DataFrame:
     """One row per committed check table ``(model fitted on, points checked, path)``: points, within
     tolerance and its share, per metric, for mixed jobs and for read-only or write-only ones (the
-    sequential jobs in neither), and the 80 % predictive intervals' coverage (NaN without them)."""
+    sequential jobs in neither), the 80 % predictive intervals' coverage (NaN without them), and the misses
+    and how many of them lie inside the measured job's own passes (:func:`misses_against_passes`, on the
+    dataset in the table's folder)."""
     rows = []
     for model, points, path in checks:
         table = pl.read_csv(path)
@@ -229,11 +273,14 @@ def summarize_checks(checks: list[tuple[str, str, str | Path]]) -> pl.DataFrame:
         kinds = by_kind(table).group_by("kind").agg(pl.col("within").sum(), pl.col("points").sum())
         mixed = kinds.filter(kind="mixed reads and writes")
         pure = kinds.filter(~pl.col("kind").is_in(["mixed reads and writes", "sequential"]))
+        misses = misses_against_passes(table, Path(path).parent, other_day=Path(path).name != "check.csv")
         rows.append({
             "model fitted on": model, "points checked": points, "points": s["points"], "within": s["within"],
             "share": s["share"], "share_iops": s["share_iops"], "share_lat_mean": s["share_lat_mean"],
             "share_mixed": float(mixed["within"].sum() / mixed["points"].sum()) if mixed.height else math.nan,
             "share_pure": float(pure["within"].sum() / pure["points"].sum()) if pure.height else math.nan,
             "coverage": s.get("coverage", math.nan),
+            "misses": misses.height, "misses_inside_passes": int(misses["inside_passes"].sum()),
+            "misses_own_model": int((misses["accounted"] == "the day's own model within tolerance").sum()),
         })  # fmt: skip
     return pl.DataFrame(rows)

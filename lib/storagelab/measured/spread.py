@@ -62,6 +62,19 @@ def load_runs(folder: str | Path) -> pl.DataFrame:
     return pl.concat(frames)
 
 
+def pass_ranges(folder: str | Path) -> pl.DataFrame:
+    """Each measured row's lowest and highest value over its plan's passes (:func:`load_runs`):
+    ``row_id``, ``pass_low``, ``pass_high`` (in the row's unit) and ``passes`` (how many runs measured it).
+    The dataset keeps the median of the passes; these are how far one pass of the same job, minutes from
+    the others, went either side of it."""
+    return (
+        load_runs(folder)
+        .group_by("row_id")
+        .agg(pass_low=pl.col("value").min(), pass_high=pl.col("value").max(), passes=pl.len())
+        .sort("row_id")
+    )
+
+
 def resample(runs: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
     """One resampled dataset: per job, its runs drawn with replacement (as many as it has), each row's
     median of the drawn runs (the dataset's own rule, :func:`~storagelab.measured.results.combine_repeats`)."""
