@@ -470,14 +470,17 @@ def test_cluster_event_path_equals_its_timed_path():
     assert timed.summary().equals(events.summary())
 
 
-def _cache_run(backend_s: float = 5e-3):
+def _cache_run(backend_s: float = 5e-3, coalesce_fills: bool = True):
     """A cold 64-block read cache in front of a 5 ms back end, bound to a fresh run."""
     from storagelab.kernel import RunContext
     from storagelab.kernel.event_loop import run_until
     from storagelab.kernel.randomness import RandomStreams
 
     env = Environment()
-    cache = ReadCache("cache", Station("disk", Deterministic(backend_s), servers=8), capacity_bytes=64 * 4096)
+    cache = ReadCache(
+        "cache", Station("disk", Deterministic(backend_s), servers=8), capacity_bytes=64 * 4096,
+        coalesce_fills=coalesce_fills,
+    )  # fmt: skip
     cache.bind(RunContext(env=env, streams=RandomStreams(1)))
     done: dict[str, float] = {}
 
@@ -511,6 +514,23 @@ def test_read_cache_serves_a_block_only_after_its_fill_completes():
     stats = cache.stats(0.1)
     assert (stats["read_ios"], stats["delayed_hits"]) == (5, 2)
     assert stats["read_hit_ratio"] == pytest.approx(1 / 5)
+
+
+def test_a_read_cache_that_does_not_coalesce_sends_a_read_on_a_filling_block_to_the_back_end():
+    """With ``coalesce_fills=False`` a read of a block still being fetched is a miss of its own: it reads
+    the back end (5 ms from its arrival), and the block is a plain hit once resident."""
+    _env, cache, done, read, run = _cache_run(coalesce_fills=False)
+    read("miss", 0, 0.0)
+    read("during fill", 0, 1e-3)
+    read("after fill", 0, 6e-3)
+    run(0.1)
+    hit = cache.hit_latency + 4096 / cache.hit_bandwidth
+    assert done["miss"] == pytest.approx(5e-3)
+    assert done["during fill"] == pytest.approx(6e-3)
+    assert done["after fill"] == pytest.approx(6e-3 + hit)
+    stats = cache.stats(0.1)
+    assert (stats["read_ios"], stats["delayed_hits"], stats["read_misses"]) == (3, 0, 2)
+    assert cache.backend.stats(0.1)["completed"] == 2
 
 
 def test_read_cache_write_during_a_fill_is_not_overwritten_by_the_fill():

@@ -154,3 +154,26 @@ def test_two_tile_jetstress_figures_are_time_averages_over_orions_phases():
     assert lat_l > lat_s + 1.0
     assert got["ds5020-t2-latency-t2"] == pytest.approx((1 - w) * lat_s + w * lat_l)
     assert got["ds5020-t2-iops-t2"] == pytest.approx((1 - w) * iops_s + w * iops_l)
+
+
+def test_read_coalescing_is_an_even_choice_that_decides_the_characterization():
+    """Whether a read on a block still filling waits for that fill is not stated: an assumption drawn 0 or 1
+    with equal weights, declared 1. It decides the characterization, whose four workers per LUN stay in
+    step: with coalescing, three reads in four wait on the first's fill and the eight host paths bind
+    (6.4 GB/s, 75 % from cache); without, every read goes to the drives (the drive channels' 1.6 GB/s,
+    nothing from cache). The published 3.1 GB/s and 42 % lie between the two."""
+    from storagelab.studies.ds5020.claims import _cache_share
+    from storagelab.studies.ds5020.workloads import characterization_workload
+    from storagelab.uncertainty.distributions import Choice
+
+    p = ds5020_characterization().params["read_coalescing"]
+    assert (p.value, p.origin) == (1, "assumption")
+    assert isinstance(p.uncertainty, Choice) and set(p.uncertainty.values) == {0, 1}
+    assert len(set(p.uncertainty.weights)) == 1
+    got = {}
+    for coalescing in (1, 0):
+        topo = ds5020_characterization(8, read_coalescing=coalescing)
+        res = topo.run(characterization_workload(), seed=1, duration=0.5, warmup=0.25)
+        got[coalescing] = (_total(res, "seq", "mb_per_s") / 1e3, _cache_share(topo, res))
+    assert got[1][0] == pytest.approx(6.4, rel=0.02) and got[1][1] == pytest.approx(75, abs=1)
+    assert got[0][0] == pytest.approx(1.6, rel=0.05) and got[0][1] == pytest.approx(0, abs=0.5)

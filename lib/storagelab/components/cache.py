@@ -61,6 +61,10 @@ class ReadCache(Component):
     and forget their fills), ``"update"`` (write-allocate: keep them as cached, with the written data),
     or ``"around"`` (leave the cache alone).
 
+    With ``coalesce_fills`` False, a read that finds its blocks still filling is not a delayed hit: it is
+    a miss and reads the back end itself (a cache that allocates a block at its miss but serves no read
+    from it until its data are valid, and keeps no list of the reads waiting on it).
+
     With ``read_ahead_to`` (bytes, 0 = off) the cache reads ahead: a read that starts where one of the
     last ``streams`` reads ended is *sequential*, and a sequential miss is read from the back end as one
     read extended from its end up to the next multiple of ``read_ahead_to`` (e.g. a RAID segment, which
@@ -85,6 +89,7 @@ class ReadCache(Component):
         read_ahead_to: int = 0,
         streams: int = 32,
         volume_bytes: int | None = None,
+        coalesce_fills: bool = True,
     ) -> None:
         super().__init__(name)
         if block_bytes <= 0 or capacity_bytes < block_bytes:
@@ -101,6 +106,7 @@ class ReadCache(Component):
         if streams < 1:
             raise ValueError(f"read cache {name!r}: streams must be >= 1, got {streams}")
         self.read_ahead_to, self.streams, self.volume_bytes = read_ahead_to, streams, volume_bytes
+        self.coalesce_fills = coalesce_fills
         self.backend = backend
         self.capacity_bytes, self.block_bytes = capacity_bytes, block_bytes
         self.policy_name, self.hit_latency, self.hit_bandwidth = policy, hit_latency, hit_bandwidth
@@ -133,6 +139,9 @@ class ReadCache(Component):
                     if fill is None:
                         self.read_hits += 1
                         done = self._hit(io)
+                    elif not self.coalesce_fills:
+                        self.read_misses += 1
+                        done = self.backend.submit(io)
                     else:
                         self.delayed_hits += 1
                         done = self._after_fills([fill], io)
@@ -146,6 +155,9 @@ class ReadCache(Component):
                     if not fills:
                         self.read_hits += 1
                         done = self._hit(io)
+                    elif not self.coalesce_fills:
+                        self.read_misses += 1
+                        done = self.backend.submit(io)
                     else:
                         self.delayed_hits += 1
                         done = self._after_fills(list(fills.values()), io)

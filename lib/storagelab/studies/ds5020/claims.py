@@ -233,9 +233,11 @@ def scenarios() -> list[Scenario]:
         _point("ds5020-char-throughput", "1 MB sequential reads, 8 LUNs of 4 drives (GB/s)",
                note="no parameter fitted on it; each LUN's four Iometer workers read the same blocks, so three reads "
                     "in four find them in (or on their way into) the controller's cache and the host paths bind "
-                    "(8 x 800 MB/s)"),
+                    "(8 x 800 MB/s); whether a read waits on another's fill is not stated (read_coalescing, 0 or 1 "
+                    "evenly): without, every read goes to the drives (1.6 GB/s, nothing from cache)"),
         _point("ds5020-char-cache-share", "share of the characterization's reads served from the controller "
-               "cache (%)", note="reads that find their blocks resident or being filled by another read"),
+               "cache (%)", note="reads that find their blocks resident or being filled by another read (none "
+               "of the second kind without read_coalescing)"),
         _point("ds5020-t5-thru-disk-4paths", "throughput from disk, 4 paths vs 8 (Table 5, %)",
                note="the characterization run on 4 paths; the host paths bind in both"),
     ), characterization))  # fmt: skip

@@ -195,6 +195,15 @@ def params(host_paths: int = 8) -> dict[str, Param]:
                                "amount is not stated; 'dynamic' prefetch may read less than a segment) to serve "
                                "the next read, whose physics the study leaves open", choices=(0, 1),
                                uncertainty=Choice((0, 1), (1, 3))),
+        "read_coalescing": Param(1, "count", "assumption", "a read that finds its blocks on their way in from "
+                                 "the drives (another read's miss) waits for that fill and is served from cache "
+                                 "(1), or is a miss and reads the drives itself (0). Not stated: Figure 20 gives "
+                                 "'Read cache: Enabled' and the cache block only; the LSI firmware's handling of "
+                                 "reads on a pending fill is in no source here. It decides the characterization: "
+                                 "four Iometer workers per LUN start at the same sector and stay in step, so "
+                                 "with 1 three reads in four wait on the first one's fill, with 0 none is served "
+                                 "from cache. Uncertainty: one of 0 or 1 (weights 1, 1): no evidence favours "
+                                 "either", choices=(0, 1), uncertainty=Choice((0, 1), (1, 1))),
         "cache_read_latency": Param(20, "us", "assumption", "a read served from controller DRAM beyond the "
                                     "controller's per-IO processing and data movement (a cache directory lookup, "
                                     "~tens of us); not stated. Uncertainty: log-uniform on 5-80 us (geometric "
@@ -286,6 +295,7 @@ class _Volumes:
         self.read_cache_bytes = int(capacity) // per_controller if p["read_cache"].value else 0
         self.read_ahead_to = self.segment if p["read_prefetch"].value else 0
         self.read_latency = p["cache_read_latency"].si
+        self.coalesce_fills = bool(p["read_coalescing"].value)
         self.queue_depth = int(p["drive_queue_depth"].value)
         self.drive_bytes = p.device("drive").capacity
         self.host_io_time = p["host_io_time"].si
@@ -341,7 +351,7 @@ class _Volumes:
                 f"{name} read cache", cache, self.read_cache_bytes, block_bytes=int(self.p["cache_block"].si),
                 hit_latency=self.read_latency, hit_bandwidth=float("inf"),
                 write_policy="update",  # written data stay in controller memory, readable
-                read_ahead_to=self.read_ahead_to, volume_bytes=volume_bytes,
+                read_ahead_to=self.read_ahead_to, volume_bytes=volume_bytes, coalesce_fills=self.coalesce_fills,
             )  # fmt: skip
             self.read_caches.append(cache)
         ports = self.ports[c]
