@@ -129,6 +129,27 @@ def test_nexgen_workload_draws_reach_the_streams() -> None:
     assert workloads.ios_per_order() == 18
 
 
+def test_nexgen_published_opm_counts_the_four_vms_or_one() -> None:
+    """The document does not say whether its OPM counts the four SQL VMs' orders or one VM's: declared the
+    four together (18 IOs per order, OPM = IOPS x 60 / 18); drawn as one VM's, an order is a quarter of the
+    IOs (whole IOs), the simulated threads think after each such order, and the figure is one VM's share."""
+    from storagelab.studies.nexgen import workloads
+
+    p = workloads.workload_params()["oltp: published_opm_vms"]
+    assert p.origin == "assumption" and p.value == 4 and p.uncertainty.values == (1, 4)
+
+    def oltp_burst() -> int:
+        return next(s.think for s in workloads.steady_workload().streams if s.name == "oltp").burst_length
+
+    assert workloads.published_opm(11_250) == pytest.approx(11_250 * 60 / 18) and oltp_burst() == 18
+    for fitted, per_order in ((17, 4), (18, 4), (19, 5)):
+        draw = {(workloads.WORKLOAD_SET, "oltp: published_opm_vms"): 1,
+                (workloads.WORKLOAD_SET, "oltp: ios_per_order"): fitted}  # fmt: skip
+        with parameter_draw(draw):
+            assert workloads.ios_per_order() == per_order and oltp_burst() == per_order
+            assert workloads.published_opm(11_250) == pytest.approx(11_250 * 60 / per_order / 4)
+
+
 def test_ilio_workload_draws_reach_the_streams() -> None:
     from storagelab.studies.ilio import workloads
 
