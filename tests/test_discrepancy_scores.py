@@ -190,10 +190,31 @@ def test_no_discrepancy_leaves_the_models_interval_and_no_log_gives_none():
     assert got == {"pred_low80": 2.0, "pred_high80": 5.0, "pred_low95": 1.0, "pred_high95": 9.0}
     wide = d.predictive_interval(band_of(np.array([0.2])), q)
     assert wide["pred_low80"] < 2.0 and wide["pred_high80"] > 5.0
-    assert all(math.isnan(v) for v in d.predictive_interval(band_of(np.array([0.2])), [0.0, *q[1:]]).values())
+    assert all(
+        math.isnan(v) for v in d.predictive_interval(band_of(np.array([0.2])), [-1.0, *q[1:]]).values()
+    )
+    no_median = d.predictive_interval(band_of(np.array([0.2])), [0.0, 0.0, 0.0, 5.0, 9.0])
+    assert all(math.isnan(v) for v in no_median.values())
     assert all(
         math.isnan(v) for v in d.predictive_interval(band_of(np.array([0.2])), sample=[1.0, -1.0]).values()
     )
+
+
+def test_a_bound_at_zero_stays_at_zero_under_the_band():
+    """A share that some draws put at 0 (the DS5020 characterization's cache share: 0 % without read
+    coalescing, 75 % with) has a 0 lower bound; the band multiplies, so it stays 0 and the upper bounds move
+    as they do without the zero, instead of the point losing its interval (it did: NaN, scored not covered,
+    though the raw interval held the published value)."""
+    band = band_of(np.array([0.1, 0.3]))
+    q = [0.0, 0.0, 75.0, 75.1, 75.4]
+    got = d.predictive_interval(band, q)
+    assert got["pred_low95"] == 0.0 and got["pred_low80"] == 0.0
+    assert got["pred_high80"] >= 75.1 and got["pred_high95"] >= 75.4
+    positive = d.predictive_interval(band, [1.0, 2.0, 75.0, 75.1, 75.4])
+    assert got["pred_high95"] == pytest.approx(positive["pred_high95"], rel=0.02)
+    sample = np.r_[np.zeros(400), np.full(600, 75.0)]
+    from_sample = d.predictive_interval(band, sample=sample)
+    assert from_sample["pred_low80"] == 0.0 and from_sample["pred_high80"] > 75.0
 
 
 # --- the scores -----------------------------------------------------------------------------------------

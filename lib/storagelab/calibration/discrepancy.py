@@ -71,8 +71,11 @@ as ``published``); ``discrepancy_factor80`` is the band's own 80 % factor (its i
 dimensionless), ``discrepancy_scale`` the weighted root mean square of the band (a natural-log ratio)
 and ``discrepancy_claims`` the claims that trained it.
 
-A point whose quantiles are missing or not positive (or whose sample has a value that is not positive)
-gets no interval (NaN): it cannot be put on the log scale; the scores count it as not covered.
+A point whose quantiles are missing or negative, or whose median is not positive (or whose sample has a
+negative value or a median of 0), gets no interval (NaN): it cannot be put on the log scale; the scores count
+it as not covered. A quantile at 0 (a share or a rate that some draws put at zero) stays at 0: the band
+multiplies, and zero times any factor is zero. Such values enter the convolution at :data:`ZERO_FLOOR` of
+the median, and a bound that comes out no higher than that floor times the band's largest factor is 0.
 """
 
 from __future__ import annotations
@@ -102,6 +105,11 @@ Z80 = float(stats.norm.ppf(0.90))
 #: for tau 0.3 (the band's own discreteness); the tests check 0.3 %. The cost is a sort of N x (twice the
 #: band's points) sums per point: about 3 s for today's 116-point calibration table.
 PSEUDO_SAMPLE = 1000
+
+#: Where a value of 0 enters the log-scale convolution, as a fraction of the point's median (module
+#: docstring): far below any bound a claim reports, so it comes out as 0.
+ZERO_FLOOR = 1e-9
+
 #: How near a cumulative weight must be to a probability to count as equal to it (a tie between two order
 #: statistics, averaged): floating-point sums of weights such as 1/3 are exact to about 1e-16.
 TIE = 1e-12
@@ -268,30 +276,37 @@ def predictive_interval(
     """One point's interval with discrepancy: ``{pred_low80, pred_high80, pred_low95, pred_high95}`` in the
     point's unit. The model's distribution is its raw predictive ``sample`` when given (in the point's
     unit), else rebuilt from its five ``quantiles`` (low95, low80, median, high80, high95). NaN when the
-    values cannot be put on the log scale (missing or not positive)."""
+    values cannot be put on the log scale (missing or negative, or a median that is not positive); a
+    quantile at 0 stays at 0 (module docstring)."""
     nan = {name: math.nan for name, _ in PREDICTIVE}
     if sample is not None:
         values = np.asarray(sample, dtype=float)
-        if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+        if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values < 0):
             return nan
-        logs = np.log(values)
+        median = float(np.median(values))
+        if median <= 0:
+            return nan
         if band.scale == 0:
             return {name: float(np.quantile(values, p)) for name, p in PREDICTIVE}
+        floor = median * ZERO_FLOOR
+        logs = np.log(np.maximum(values, floor))
     else:
         if quantiles is None or len(quantiles) != len(QUANTILES):
             raise ValueError(f"give a sample or the {len(QUANTILES)} quantiles {[c for c, _ in QUANTILES]}")
         q = [math.nan if v is None else float(v) for v in quantiles]
-        if not all(math.isfinite(v) and v > 0 for v in q):
+        if not all(math.isfinite(v) and v >= 0 for v in q) or q[2] <= 0:
             return nan
         if band.scale == 0:  # nothing to add: the model's own quantiles, exactly
             by_p = {p: v for (_, p), v in zip(QUANTILES, q, strict=True)}
             return {name: by_p[p] for name, p in PREDICTIVE}
-        logs = log_sample_from_quantiles(q)
+        floor = q[2] * ZERO_FLOOR
+        logs = log_sample_from_quantiles([max(v, floor) for v in q])
     deltas, weights = band.support()
     sums = (logs[:, None] + deltas[None, :]).ravel()  # every log value plus every band value
     each = np.broadcast_to(weights[None, :], (logs.size, deltas.size)).ravel()
     bounds = weighted_quantiles(sums, each, [p for _, p in PREDICTIVE])
-    return {name: math.exp(b) for (name, _), b in zip(PREDICTIVE, bounds, strict=True)}
+    zero = math.log(floor) + float(np.max(np.abs(deltas)))  # at or below: a 0 the band moved
+    return {name: (math.exp(b) if b > zero else 0.0) for (name, _), b in zip(PREDICTIVE, bounds, strict=True)}
 
 
 def with_discrepancy(
