@@ -572,3 +572,30 @@ def test_each_miss_is_set_beside_its_jobs_passes_and_the_days_own_model(tmp_path
     assert out["accounted"].to_list() == [
         "inside the job's own passes", "the day's own model within tolerance", "neither",
     ]  # fmt: skip
+
+
+def test_a_row_whose_pass_strays_past_the_tolerance_is_named(monkeypatch, tmp_path):
+    """A row is unsteady when one of its passes lies farther from the kept median than the check's
+    tolerance (IOPS: 15 %; a latency under 1 ms: 20 %), and only then; the worst comes first, and a dataset
+    without per-pass results has none. The committed first day has such rows (its QD1 1 MiB reads ran from
+    802 to 1,906 IOPS about a median of 906), so the note `fit` prints is not empty there."""
+    import storagelab.measured.spread as spread
+    from storagelab.measured.check import unsteady_rows
+
+    rows = pl.DataFrame({
+        "row_id": ["a/read/iops", "b/read/iops", "c/read/lat_mean", "d/read/clat_p50"],
+        "job": ["a", "b", "c", "d"], "metric": ["iops", "iops", "lat_mean", "clat_p50"],
+        "unit": ["IOPS", "IOPS", "us", "us"], "value": [100.0, 100.0, 500.0, 500.0],
+    })  # fmt: skip
+    fake = pl.DataFrame({"row_id": ["a/read/iops", "b/read/iops", "c/read/lat_mean", "d/read/clat_p50"],
+                         "pass_low": [90.0, 70.0, 480.0, 100.0], "pass_high": [114.0, 101.0, 650.0, 900.0],
+                         "passes": [3, 3, 3, 3]})  # fmt: skip
+    monkeypatch.setattr(spread, "pass_ranges", lambda folder: fake)
+    out = unsteady_rows(rows, tmp_path)
+    assert out["row_id"].to_list() == ["b/read/iops", "c/read/lat_mean"]  # a within 15 %; d not checked
+    assert out["worst"].to_list() == pytest.approx([30 / 15, 150 / 100])
+    monkeypatch.undo()
+    assert unsteady_rows(rows, tmp_path).is_empty()  # no json/ folder: no passes
+    day1 = ROOT / "measurements" / "vda-ext4"
+    committed = unsteady_rows(pl.read_csv(day1 / "measurements.csv"), day1)
+    assert "rand-r100-1m-qd1/read/iops" in committed["row_id"].to_list()

@@ -537,6 +537,7 @@ def fit_measured(
     """Fit a model of the measured system on its QD1 and saturated rows, and check it on the rest: the
     parameters with their intervals and rows, every held-back point measured beside predicted, and the
     share within the calibration's tolerances. With --check-on, the same for another folder's points."""
+    from storagelab.measured.check import unsteady_rows
     from storagelab.measured.model import FitError
     from storagelab.measured.system import MeasuredSystem
 
@@ -560,6 +561,18 @@ def fit_measured(
     )
     for note in fitted.notes:
         typer.echo(f"note: {note}")
+    unsteady = unsteady_rows(system.rows, folder)
+    if unsteady.height:
+        jobs = unsteady["job"].unique(maintain_order=True)
+        typer.echo(
+            f"note: {jobs.len()} of {system.rows['job'].n_unique()} jobs had a pass farther from the kept median "
+            "than the check's tolerance (one run of them alone could miss an exact model; measure them again "
+            "to tell the device from the run): "
+            + ", ".join(
+                f"{j} ({unsteady.filter(job=j)['worst'].max():.1f}x the tolerance)" for j in jobs.head(8)
+            )
+            + (", ..." if jobs.len() > 8 else "")
+        )
     if write:
         params.write_csv(folder / "fit.csv")
         table.write_csv(folder / "check.csv")

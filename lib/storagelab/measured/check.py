@@ -147,6 +147,32 @@ def misses_against_passes(table: pl.DataFrame, folder: str | Path, *, other_day:
     )
 
 
+def unsteady_rows(rows: pl.DataFrame, folder: str | Path) -> pl.DataFrame:
+    """The measured rows (of the :data:`CHECKED` metrics) one of whose passes lies farther from the kept
+    median than the check's :func:`tolerance` of it: a single run of such a job could miss an exact model,
+    so its check says less about the model than the others'. ``rows`` is the dataset (``measurements.csv``),
+    ``folder`` the plan's per-pass results (:func:`storagelab.measured.spread.pass_ranges`; an empty table
+    without them). Columns: ``row_id``, ``job``, ``metric``, ``unit``, ``value`` (the kept median),
+    ``pass_low``, ``pass_high``, ``tolerance`` and ``worst``: the farther pass's distance from the median
+    over the tolerance (above 1 for every row returned), largest first."""
+    from storagelab.measured.spread import pass_ranges
+
+    schema = {"row_id": pl.String, "job": pl.String, "metric": pl.String, "unit": pl.String, "value": pl.Float64,
+              "pass_low": pl.Float64, "pass_high": pl.Float64, "tolerance": pl.Float64, "worst": pl.Float64}  # fmt: skip
+    try:
+        ranges = pass_ranges(folder)
+    except FileNotFoundError:
+        return pl.DataFrame(schema=schema)
+    joined = rows.filter(pl.col("metric").is_in(CHECKED)).join(ranges, on="row_id", how="inner")
+    out = []
+    for r in joined.iter_rows(named=True):
+        tol = tolerance(r["metric"], r["unit"], r["value"], digit=1e-3 if r["unit"] == "us" else 0.0)
+        worst = max(r["value"] - r["pass_low"], r["pass_high"] - r["value"]) / tol
+        if worst > 1:
+            out.append({k: r[k] for k in schema if k in r} | {"tolerance": tol, "worst": worst})
+    return pl.DataFrame(out, schema=schema).sort("worst", descending=True)
+
+
 def simulated_rows(
     params: dict, jobs: list[dict], *, seed: int = 1, duration_s: float = 2.0, bin_s: float = 0.25
 ) -> pl.DataFrame:
