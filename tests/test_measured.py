@@ -599,3 +599,16 @@ def test_a_row_whose_pass_strays_past_the_tolerance_is_named(monkeypatch, tmp_pa
     day1 = ROOT / "measurements" / "vda-ext4"
     committed = unsteady_rows(pl.read_csv(day1 / "measurements.csv"), day1)
     assert "rand-r100-1m-qd1/read/iops" in committed["row_id"].to_list()
+
+
+def test_measure_and_fit_print_the_unsteady_jobs_note():
+    """The note both commands print: the committed first day's unsteady jobs, worst first, and nothing for
+    a dataset without per-pass results."""
+    from storagelab.cli import unsteady_note
+
+    day1 = ROOT / "measurements" / "vda-ext4"
+    rows = pl.read_csv(day1 / "measurements.csv")
+    note = unsteady_note(rows, day1)
+    assert note is not None and note.startswith("note: 40 of 50 jobs had a pass farther")
+    assert "rand-r100-256k-qd1 (10.6x the tolerance)" in note and note.endswith(", ...")
+    assert unsteady_note(rows, ROOT / "measurements") is None  # no json/ there

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from papermill.exceptions import PapermillExecutionError
@@ -11,6 +11,9 @@ from papermill.exceptions import PapermillExecutionError
 from storagelab.input_files import InputFileError
 from storagelab.pipeline.layout import ProjectLayout
 from storagelab.pipeline.params import load_params
+
+if TYPE_CHECKING:
+    import polars as pl
 
 app = typer.Typer(
     help="storagelab: storage architectures under virtualized mixed workloads, simulated and checked "
@@ -421,6 +424,29 @@ def measure(
         f"plan {plan_.name}: {done.run} jobs run, {done.skipped} already complete; "
         f"{done.rows.height} rows: {done.folder / 'measurements.csv'}"
     )
+    unsteady = unsteady_note(done.rows, done.folder)
+    if unsteady:
+        typer.echo(unsteady)
+
+
+def unsteady_note(rows: pl.DataFrame, folder: Path) -> str | None:
+    """The note ``measure`` and ``fit`` print on the jobs one of whose passes lies farther from the kept
+    median than the check's tolerance (:func:`storagelab.measured.check.unsteady_rows`), worst first; None
+    when there is none."""
+    from storagelab.measured.check import unsteady_rows
+
+    unsteady = unsteady_rows(rows, folder)
+    if unsteady.is_empty():
+        return None
+    jobs = unsteady["job"].unique(maintain_order=True)
+    worst = ", ".join(
+        f"{j} ({unsteady.filter(job=j)['worst'].max():.1f}x the tolerance)" for j in jobs.head(8)
+    )
+    return (
+        f"note: {jobs.len()} of {rows['job'].n_unique()} jobs had a pass farther from the kept median than the "
+        "check's tolerance (one run of them alone could miss an exact model; measure them again to tell the "
+        f"device from the run): {worst}" + (", ..." if jobs.len() > 8 else "")
+    )
 
 
 @app.command()
@@ -537,7 +563,6 @@ def fit_measured(
     """Fit a model of the measured system on its QD1 and saturated rows, and check it on the rest: the
     parameters with their intervals and rows, every held-back point measured beside predicted, and the
     share within the calibration's tolerances. With --check-on, the same for another folder's points."""
-    from storagelab.measured.check import unsteady_rows
     from storagelab.measured.model import FitError
     from storagelab.measured.system import MeasuredSystem
 
@@ -561,18 +586,9 @@ def fit_measured(
     )
     for note in fitted.notes:
         typer.echo(f"note: {note}")
-    unsteady = unsteady_rows(system.rows, folder)
-    if unsteady.height:
-        jobs = unsteady["job"].unique(maintain_order=True)
-        typer.echo(
-            f"note: {jobs.len()} of {system.rows['job'].n_unique()} jobs had a pass farther from the kept median "
-            "than the check's tolerance (one run of them alone could miss an exact model; measure them again "
-            "to tell the device from the run): "
-            + ", ".join(
-                f"{j} ({unsteady.filter(job=j)['worst'].max():.1f}x the tolerance)" for j in jobs.head(8)
-            )
-            + (", ..." if jobs.len() > 8 else "")
-        )
+    unsteady = unsteady_note(system.rows, folder)
+    if unsteady:
+        typer.echo(unsteady)
     if write:
         params.write_csv(folder / "fit.csv")
         table.write_csv(folder / "check.csv")
