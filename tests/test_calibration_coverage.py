@@ -37,7 +37,7 @@ def test_the_intervals_cover_truths_drawn_from_the_stated_distributions(spread):
         assert row["coverage95_pct"] >= row["coverage80_pct"], row
         assert row["nominal80_pct"] < 40.0, row
         assert row["median_high_over_low80"] > 1.5, row  # the parameters' spread, not the noise, makes it
-    assert spread.runs == 40 * (1 + 16 + 3)
+    assert spread.runs == 40 * (1 + 16 + 3 + 1)  # the truth, the draws, the replications, one repeat
 
 
 def test_the_noise_term_is_what_covers_when_the_parameters_are_known(noise):
@@ -79,8 +79,8 @@ def test_the_draws_carry_noise_of_their_own_where_their_parameters_differ():
     """Common random numbers share the simulation seed, not the noise: with parameters within +/- 1 % a
     draw's noise at the common seed is the declared values' (correlation above 0.95, almost no spread of
     its own); with the stated ranges it is less correlated and each draw carries noise of its own, which
-    :func:`storagelab.uncertainty.propagation.predictive_sample` does not take out (the check's
-    over-coverage, module docstring)."""
+    :func:`storagelab.uncertainty.propagation.predictive_sample` takes out with its ``repeats`` (module
+    docstring)."""
     narrow = cc.noise_correlation(truths=6, draws=8, seeds=4, params=cc.NARROW_PARAMS)
     wide = cc.noise_correlation(truths=6, draws=8, seeds=4)
     assert narrow["rho"].min() > 0.95 and narrow["draw_noise_sd"].max() < 0.25

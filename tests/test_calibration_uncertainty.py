@@ -112,6 +112,34 @@ def test_predictive_sample_centres_the_draws_on_the_replications_and_adds_a_new_
     assert math.isnan(interval([math.nan], [1.0, 2.0]).median)
 
 
+def test_a_repeat_that_shares_the_seed_s_noise_changes_nothing_and_own_noise_narrows_the_added_term():
+    """``repeats``: draw 0 run again at the second replication's seed. Replications 1, 2, 3 (s = 1)."""
+    reps = [1.0, 2.0, 3.0]
+    plain = predictive_sample([10.0, 20.0], reps)
+    # the repeat moved exactly as the replications did (2 - 1): the draw carries the seed's noise, w = 0
+    assert np.array_equal(predictive_sample([10.0, 20.0], reps, repeats=[11.0]), plain)
+    # D = (10 - 1) - (10 - 2) = 1, so w = 1 / 4 and a^2 = 1 + 1/3 - 2 (1/4)(4/3) + 2 / 16 = 0.7917
+    own = predictive_sample([10.0, 20.0], reps, repeats=[10.0]).reshape(2, -1)
+    width = np.quantile(own[0], 0.975) - np.median(own[0])
+    assert width / (np.quantile(plain.reshape(2, -1)[0], 0.975) - 11.0) == pytest.approx(
+        math.sqrt(0.7917 / (4 / 3)), rel=1e-3
+    )
+    assert np.median(own[0]) == pytest.approx(11.0)  # the draws are moved as before
+    # a repeat whose run failed is left out; a repeat for the replications' mean is refused
+    assert np.array_equal(predictive_sample([10.0, 20.0], reps, repeats=[math.nan]), plain)
+    with pytest.raises(ValueError, match="target 'run'"):
+        predictive_sample([10.0], reps, target="mean", repeats=[10.0])
+
+
+def test_the_calibration_runs_the_first_draw_again_at_the_second_seed():
+    lines: list[str] = []
+    run_scenarios([_scenario()], set(), replications=3, sensitivity=False, seed=1, uncertainty=4,
+                  progress=lines.append)  # fmt: skip
+    again = [x.split("] ", 1)[1] for x in lines if x.endswith("again")]
+    assert again == ["vplex: toy, seed 2, parameter draw 1 again"], lines
+    assert len(lines) == 3 + 4 + 1  # the replications, the draws, one repeat
+
+
 def test_stability_is_the_bounds_shift_on_half_the_draws_over_the_width():
     draws = [1.0, 2.0, 3.0, 4.0, 1.0, 2.0, 3.0, 4.0]
     assert stability(draws, [0.0, 0.0]) == 0.0  # the first half is the same sample

@@ -66,7 +66,9 @@ def run_scenarios(
     ``uncertainty``: with ``n > 0``, each scenario also runs once per draw of ``n`` draws of the uncertain
     parameters its presets read (found by running its first replication inside
     :func:`~storagelab.provenance.recording_uncertain`), every draw at seed ``seed`` (common random
-    numbers), and the table gains :data:`~storagelab.calibration.claims.UNCERTAINTY_COLUMNS`
+    numbers), and the first :data:`~storagelab.calibration.propagation.REPEATS` draws once more at seed
+    ``seed + 1`` (with two replications or more: what each draw's noise shares with the common seed's),
+    and the table gains :data:`~storagelab.calibration.claims.UNCERTAINTY_COLUMNS`
     (:mod:`storagelab.calibration.propagation`). 0 (default) runs as before, at the declared values only.
 
     ``workers``: 1 runs everything here, one replication after another; more (``None``: one per core)
@@ -78,9 +80,11 @@ def run_scenarios(
     factors = SENSITIVITY_FACTORS if sensitivity else ()
     designs: dict[int, tuple[Design, frozenset[str]]] = {}
 
+    repeats = min(propagation.REPEATS, uncertainty) if replications >= 2 else 0
+
     def runs_of(i: int, f: Kind) -> list[Task]:
         if isinstance(f, tuple):
-            return [(i, f, seed)]
+            return [(i, f, seed + 1 if f[0] == "repeat" else seed)]
         return [(i, f, seed + r) for r in range(replications if f is None else perturbed_replications)]
 
     def follow(i: int, kind: Kind, done: dict[Kind, Replications], recorded: dict | None) -> list[Task]:
@@ -95,6 +99,7 @@ def run_scenarios(
             designs[i] = propagation.scenario_design(scenarios[i], recorded or {}, uncertainty, seed)
             if designs[i][0].keys:
                 more += [t for j in range(uncertainty) for t in runs_of(i, ("draw", j))]
+                more += [t for j in range(repeats) for t in runs_of(i, ("repeat", j))]
         nominal = {f: r for f, r in done.items() if not isinstance(f, tuple)}
         k = len(nominal) - 1  # perturbed scales run so far
         if k < len(factors) and perturbed_runs_needed(scenarios[i], nominal):
@@ -105,7 +110,7 @@ def run_scenarios(
         i, f, _ = t
         return designs[i][0].draws[f[1]] if isinstance(f, tuple) else None
 
-    bound = len(scenarios) * (replications + len(factors) * perturbed_replications + uncertainty)
+    bound = len(scenarios) * (replications + len(factors) * perturbed_replications + uncertainty + repeats)
     initial = [t for i in range(len(scenarios)) for t in runs_of(i, None)]
     record = {(i, None, seed) for i in range(len(scenarios))} if uncertainty else set()
     results = _run_tasks(scenarios, initial, follow, draw_of, record, quick, workers, progress, bound)
@@ -121,7 +126,8 @@ def run_scenarios(
         if uncertainty:
             design, left_out = designs[i]
             draws = [results[t] for j in range(uncertainty) for t in runs_of(i, ("draw", j)) if t in results]
-            extra = propagation.summarise(sc, design if design.keys else None, left_out, main, draws)
+            again = [results[t] for j in range(repeats) for t in runs_of(i, ("repeat", j)) if t in results]
+            extra = propagation.summarise(sc, design if design.keys else None, left_out, main, draws, again)
             for row in point_rows:
                 row.update(extra[row["point"]])
         rows += point_rows
@@ -144,7 +150,8 @@ def perturbed_runs_needed(scenario: Scenario, done: dict[float | None, Replicati
 
 
 #: What a run is: ``None`` the main run at the declared values, a number a capacity scale of the
-#: sensitivity check, ``("draw", j)`` the uncertainty analysis's draw ``j``.
+#: sensitivity check, ``("draw", j)`` the uncertainty analysis's draw ``j`` (at the first replication's
+#: seed), ``("repeat", j)`` draw ``j`` again at the second replication's seed (the draws' own noise).
 Kind = float | tuple[str, int] | None
 #: One replication to run: (scenario index, kind, seed).
 Task = tuple[int, Kind, int]
@@ -153,7 +160,7 @@ Task = tuple[int, Kind, int]
 def _task_name(sc: Scenario, kind: float | tuple[str, int] | None, seed: int) -> str:
     name = f"{sc.study}: {sc.name}, seed {seed}"
     if isinstance(kind, tuple):
-        return f"{name}, parameter draw {kind[1] + 1}"
+        return f"{name}, parameter draw {kind[1] + 1}" + (" again" if kind[0] == "repeat" else "")
     return name + ("" if kind is None else f", capacity x{kind:g}")
 
 

@@ -28,6 +28,12 @@ from storagelab.uncertainty.sensitivity import sensitivity
 #: Drivers listed per point, most influential first.
 DRIVERS_SHOWN = 3
 
+#: Draws run a second time, at the second replication's seed, per scenario: how much of the common seed's
+#: noise the draws share (:func:`~storagelab.uncertainty.propagation.predictive_sample`'s ``repeats``).
+#: On the known-truth station one repeat brings the mean 80 % coverage over 1,800 truths from 82.6 / 82.1 %
+#: to 81.6 / 81.8 %, as much as two (81.6 / 81.6) or four (81.4 / 81.4), for a twentieth more runs.
+REPEATS = 1
+
 
 def scenario_design(
     scenario: Scenario, recorded: Mapping[ParamKey, Param], n: int, seed: int
@@ -71,24 +77,30 @@ def summarise(
     left_out: frozenset[str],
     main: Replications,
     draws: Sequence[tuple[dict[str, float], str]],
+    repeats: Sequence[tuple[dict[str, float], str]] = (),
 ) -> dict[str, dict[str, object]]:
     """Per point key, its uncertainty columns: the predictive interval over ``draws`` (one run per draw of
     ``design``, in its order, at the seed of the first of the ``main`` replications) plus the noise of the
-    ``main`` replications (:func:`~storagelab.uncertainty.propagation.interval`). A scenario with no
+    ``main`` replications, with the first draws' ``repeats`` at the second replication's seed
+    (:func:`~storagelab.uncertainty.propagation.interval`). A scenario with no
     uncertain parameter (``design`` None or without keys) takes its first replication as its one draw
     (``draws`` 0): its interval is the simulation noise alone."""
     out: dict[str, dict[str, object]] = {}
     for p in scenario.points:
-        reps, _ = main.of(p)
-        common = _value(main.values[0], main.errors[0], p.key)  # the replication at the draws' seed
+        # every replication in seed order, NaN where it failed: the first is the draws' seed, the second
+        # the repeats'
+        reps = [_value(v, err, p.key) for v, err in zip(main.values, main.errors, strict=True)]
+        common = reps[0]
         if design is None or not design.keys:
             iv = interval([common], reps, common)
             row = {**iv.as_row(), "draws": 0, "drivers": "", "halving_shift": math.nan}
         else:
             values = [_value(v, err, p.key) for v, err in draws]
-            iv = interval(values, reps, common)
+            again = [_value(v, err, p.key) for v, err in repeats]
+            iv = interval(values, reps, common, again)
             row = {
-                **iv.as_row(), "drivers": drivers(design, values), "halving_shift": stability(values, reps, common),
+                **iv.as_row(), "drivers": drivers(design, values),
+                "halving_shift": stability(values, reps, common, again),
             }  # fmt: skip
         row["left_out_of_fit"] = p.row_id in left_out
         out[p.key] = row

@@ -46,7 +46,7 @@ from storagelab.analysis.four_corners import Corner, corner_workload
 from storagelab.architectures.capacities import stations_and_links
 from storagelab.architectures.topology import Topology
 from storagelab.calibration.claims import READINGS, SENSITIVITY_FACTORS, UNCERTAINTY_SCHEMA, tolerance
-from storagelab.calibration.propagation import drivers
+from storagelab.calibration.propagation import REPEATS, drivers
 from storagelab.kernel.station import Station
 from storagelab.provenance import Param, capacity_scale, parameter_draw, recording_uncertain
 from storagelab.published.datasets import dataset_dir
@@ -446,7 +446,8 @@ def evaluate(
 
     ``uncertainty``: with ``n > 0``, each claim's model also runs over ``n`` draws of the uncertain
     parameters it reads (at ``seed``: common random numbers) and at seeds ``seed + 1`` and ``seed + 2``
-    for its noise, and the table gains the calibration's uncertainty columns (``median``, ``low80``,
+    for its noise (the first draw also at ``seed + 1``: the noise a draw carries of its own), and the table
+    gains the calibration's uncertainty columns (``median``, ``low80``,
     ``high80``, ``low95``, ``high95``, ``draws``, ``drivers``, ``left_out_of_fit``, ``halving_shift``;
     :mod:`storagelab.uncertainty.propagation`). The runs beyond the nominal ones go to a local Dask cluster
     of ``workers`` processes (``None``: one per core; 1: here)."""
@@ -507,7 +508,8 @@ def _uncertainty(
     nominal: dict[tuple[int, float], float],
 ) -> list[dict]:
     """Per claim of :data:`CLAIMS`, its uncertainty columns: one design per distinct model (claims that
-    share a model share its draws), its runs at ``seed`` over the draws and at the noise seeds."""
+    share a model share its draws), its runs at ``seed`` over the draws and at the noise seeds, and the
+    first :data:`~storagelab.calibration.propagation.REPEATS` draws again at ``seed + 1``."""
     first: dict[int, int] = {}
     for i, c in enumerate(CLAIMS):
         first.setdefault(id(c.measure), i)
@@ -520,20 +522,23 @@ def _uncertainty(
         tasks += [(i, seed + k, None) for k in range(1, NOISE_SEEDS + 1)]
         if designs[m].keys:
             tasks += [(i, seed, d) for d in designs[m].draws]
+            tasks += [(i, seed + 1, d) for d in designs[m].draws[:REPEATS]]  # the draws' own noise
     values = _run(tasks, quick, workers)
     results: dict[int, dict] = {}
     for m, i in first.items():
         mine = [v for (j, _, _), v in zip(tasks, values, strict=True) if j == i]
         reps = [nominal[(m, 1.0)], *mine[:NOISE_SEEDS]]
-        draws = mine[NOISE_SEEDS:]
+        draws = mine[NOISE_SEEDS : NOISE_SEEDS + n]
+        again = mine[NOISE_SEEDS + n :]
         design = designs[m]
         if not design.keys:
             iv = interval([reps[0]], reps, reps[0])
             results[m] = {**iv.as_row(), "draws": 0, "drivers": "", "halving_shift": math.nan}
         else:
-            iv = interval(draws, reps, reps[0])
+            iv = interval(draws, reps, reps[0], again)
             results[m] = {
-                **iv.as_row(), "drivers": drivers(design, draws), "halving_shift": stability(draws, reps, reps[0]),
+                **iv.as_row(), "drivers": drivers(design, draws),
+                "halving_shift": stability(draws, reps, reps[0], again),
             }  # fmt: skip
     return [{**results[id(c.measure)], "left_out_of_fit": False} for c in CLAIMS]
 
