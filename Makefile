@@ -55,8 +55,9 @@ lint: $(STAMP)
 refresh: native
 	$(BIN)/storagelab refresh
 
-# Re-run the committed quick calibration (the run notebooks 10-14 and the README show; a couple of minutes), then
-# regenerate the README's table from it. Commit notebooks/calibration-quick.csv and README.md together.
+# Re-run the committed quick calibration with its intervals (the run notebooks 10-16, 18 and 19 and the README show;
+# the longest target here, some twenty minutes on two cores), then rerun the envelope and regenerate the README's
+# tables from both. Commit notebooks/calibration-quick.csv, envelope-quick.csv and README.md together.
 calibration: native
 	$(BIN)/storagelab calibrate --quick --uncertainty 16 --out notebooks/calibration-quick.csv > /dev/null
 	$(BIN)/python ci/update_readme_calibration.py --envelope
