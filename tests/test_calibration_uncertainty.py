@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from storagelab.architectures.parameters import ParamSet
 from storagelab.calibration import UNCERTAINTY_COLUMNS, Point, Scenario, run_scenarios
@@ -129,6 +130,24 @@ def test_a_repeat_that_shares_the_seed_s_noise_changes_nothing_and_own_noise_nar
     assert np.array_equal(predictive_sample([10.0, 20.0], reps, repeats=[math.nan]), plain)
     with pytest.raises(ValueError, match="target 'run'"):
         predictive_sample([10.0], reps, target="mean", repeats=[10.0])
+
+
+def test_the_mean_s_noise_has_welch_satterthwaite_s_degrees_of_freedom():
+    """``target="mean"``: replications 1, 2, 3 (s = 1, u = s / sqrt(3)). Draws that agree leave the noise
+    the whole interval, a t with 2 degrees of freedom; draws spread 30 times wider make it a normal term
+    (nu = (tau^2 + u^2)^2 / (u^4 / 2) is about 1.6 million), not a t with 2: its 90 % point 1.28 u, not
+    1.89 u; the run's noise (``target="run"``) keeps n - 1 whatever the draws."""
+    reps = [1.0, 2.0, 3.0]
+    u = 1 / math.sqrt(3)
+
+    def ninety(draws: list[float], target: str = "mean") -> float:
+        first = predictive_sample(draws, reps, target=target).reshape(len(draws), -1)[0]  # type: ignore[arg-type]
+        return float(np.quantile(first, 0.9) - np.median(first))
+
+    assert ninety([10.0, 10.0]) == pytest.approx(u * stats.t.ppf(0.9, 2), rel=0.01)
+    spread = [10.0 + 30 * k * u for k in range(-8, 8)]
+    assert ninety(spread) == pytest.approx(u * stats.norm.ppf(0.9), rel=0.01)
+    assert ninety(spread, "run") == pytest.approx(math.sqrt(4 / 3) * stats.t.ppf(0.9, 2), rel=0.01)
 
 
 def test_the_calibration_runs_the_first_draw_again_at_the_second_seed():

@@ -9,7 +9,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from storagelab.analysis.decision import CandidateSample, candidate_sample, mix_at, p_greater, size_key
+from storagelab.analysis.decision import (
+    CandidateSample,
+    candidate_sample,
+    mix_at,
+    p_greater,
+    size_key,
+    stratified_rows,
+)
 from storagelab.analysis.workload_mix import WorkloadMix, WorkloadMixError
 from storagelab.calibration.discrepancy import Band
 
@@ -48,10 +55,44 @@ def test_two_draws_censored_at_the_cap_are_a_tie() -> None:
 
 
 def test_p_above_and_quantiles_of_a_sample() -> None:
+    # four draws stand for the quarters of the distribution: the 2nd and 3rd smallest at probabilities
+    # 3/8 and 5/8, the median halfway between them on the log scale, and P(above 1) read off the line from
+    # 0.5 (at 1/8) to 1.5 (at 3/8), in steps of 1/16 (four points per draw)
     s = _sample("a", [[math.log(x)] for x in (0.5, 1.5, 2.5, 3.5)])
-    assert s.p_above(1.0) == 0.75
+    assert s.p_above(1.0) == 11 / 16
     assert s.p_above(3.0) == 0.25
-    assert s.quantiles([0.5])[0] in (1.5, 2.5)
+    assert s.quantiles([0.5])[0] == pytest.approx(math.sqrt(1.5 * 2.5), rel=0.12)
+    assert s.quantiles([0.0, 1.0]) == pytest.approx([0.5, 3.5])  # flat beyond the outermost draws
+
+
+def test_stratified_rows_read_the_draws_quantile_function_and_keep_the_noise() -> None:
+    # 16 draws 1..16 (one per slice): the point at probability u is draw (16 u + 0.5), between neighbours
+    logs = np.arange(1.0, 17.0)[:, None] + np.linspace(-0.3, 0.3, 1000)[None, :]
+    rows = stratified_rows(logs)
+    assert rows.shape == (64, 250)
+    first = rows[:, 0] - rows[0, 0]
+    u = (np.arange(64) + 0.5) / 64
+    assert first == pytest.approx(np.clip(16 * u + 0.5, 1.0, 16.0) - 1.0)
+    noise = logs[0].reshape(250, 4).mean(axis=1)  # every row carries the noise levels, four averaged into one
+    assert rows[5] - rows[5, 0] == pytest.approx(noise - noise[0])
+
+
+def test_an_80_percent_interval_of_a_stratified_design_holds_80_percent_not_13_of_16() -> None:
+    """The 10 % and 90 % quantiles of 16 scrambled Sobol' points of a uniform: read as point masses they
+    are the 2nd and 15th points (expected at 3/32 and 29/32: 81.25 % of the distribution between them);
+    through the draws' quantile function, 80 % less the 1/64 steps' rounding (79.7 %). 400 designs."""
+    from scipy.stats import qmc
+
+    widths, points = [], []
+    for seed in range(400):
+        x = qmc.Sobol(1, scramble=True, seed=seed).random(16).ravel()
+        sample = CandidateSample("a", np.log(x)[:, None], np.zeros(1), np.ones(1), math.inf, 0.0)
+        low, high = sample.quantiles([0.1, 0.9])
+        widths.append(high - low)
+        low, high = np.quantile(x, [0.1, 0.9], method="inverted_cdf")
+        points.append(high - low)
+    assert 0.792 < np.mean(widths) < 0.802
+    assert np.mean(points) > 0.805
 
 
 def test_candidate_sample_leaves_out_draws_without_an_answer() -> None:

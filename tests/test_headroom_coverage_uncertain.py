@@ -41,6 +41,25 @@ def test_the_exact_headrooms_meet_their_service_level_and_agree_with_the_fixed_c
     assert [mva.exact(d) for d in (4e-3, 6e-3)] == [9.0, 6.0]
 
 
+def test_the_think_time_loop_has_a_continuous_headroom_that_meets_its_level_and_the_simulation_agrees():
+    """``mva-think-uncertain``'s ``m*`` puts exact MVA's mean response (10 workers, think ``0.2 / m``)
+    at 20 ms, falls as the disk slows (from 8.74 at 4 ms to 3.71 at 6 ms), is not whole, and a perfect
+    prediction of it covers 80 %; long simulated runs at the declared ``m*`` respond in 20 ms too
+    (five runs of 60 s: their mean within three standard errors)."""
+    case = hc.uncertain_cases()["mva-think-uncertain"]
+    answers = [case.exact(d) for d in (4e-3, 4.5e-3, 5e-3, 5.5e-3, 6e-3)]
+    assert answers == sorted(answers, reverse=True)
+    assert answers[0] == pytest.approx(8.7445, abs=1e-3) and answers[-1] == pytest.approx(3.7068, abs=1e-3)
+    for disk, m in zip((4e-3, 5e-3, 6e-3), answers[::2], strict=True):
+        mva = theory.mva_closed(hc.THINK_WORKERS, [2e-3, disk], delay=hc.THINK_S / m)
+        assert mva.response_time[-1] == pytest.approx(0.020, rel=1e-9)
+        assert m != round(m)
+    assert hc.attainable(case) == pytest.approx(0.80, abs=1e-3)
+    m = case.exact(case.declared)
+    means = np.array([case.run(case.declared, m, s, 60.0, 2.0).summary()["mean_ms"][0] for s in range(1, 6)])
+    assert abs(means.mean() - 20.0) < 3 * means.std(ddof=1) / math.sqrt(means.size), means
+
+
 def test_a_truth_is_predicted_as_the_comparison_predicts(monkeypatch):
     """Truth 3 of the M/M/1 case: its parameter is the distribution's value at the first uniform of
     ``default_rng([seed, 3])``; three searches at the declared rate on seeds base..base+2 (the first from
@@ -79,11 +98,11 @@ def test_a_truth_is_predicted_as_the_comparison_predicts(monkeypatch):
     assert row["runs"] == sum(len(r.evaluations) for *_, r in calls)
 
 
-@pytest.mark.parametrize("name", ["mm1-mean-uncertain", "mva-workers-uncertain"])
+@pytest.mark.parametrize("name", ["mm1-mean-uncertain", "mva-workers-uncertain", "mva-think-uncertain"])
 def test_a_small_coverage_run_is_consistent_and_the_same_in_two_processes(name):
     """20 truths of short runs: every truth has an interval with its median inside, the shares covered,
     below and above add up to 100 %, the reference a perfect prediction attains is 80 % for the continuous
-    M/M/1 and above it for the whole workers (the interval's whole ends hold their mass), and two worker
+    M/M/1 and think-time loop and above it for the whole workers (the interval's whole ends hold their mass), and two worker
     processes give the figures one process gives."""
     case = hc.uncertain_cases()[name]
     one = hc.uncertain_coverage(case, truths=20, draws=8, seed=2, **SHORT)

@@ -21,11 +21,13 @@ parameters (:func:`draw_design`):
 - **The predictive sample.** On the log of the multiplier, as the calibration's
   (:func:`storagelab.uncertainty.propagation.predictive_sample`): each draw's answer moved by the
   replications' mean minus the first replication's (the draws carry that seed's noise), plus the Student-t
-  noise of the replications' mean (``target="mean"``): unlike a published measurement, a system's headroom
-  is not one more noisy outcome, and the searches' noise is only our error in finding it. (The noise of
-  one new search, the calibration's term, covered the exact headroom of the known-truth cases 85.3 % and
-  95.6 % of the time over six seeds, and an interval of one search at the true parameter 83.3 % and 92.5 %;
-  the mean's covers 77.5-82.5 % and 86.5-89.5 % over two: :mod:`storagelab.verify.headroom_coverage`.)
+  noise of the replications' mean (``target="mean"``, with Welch-Satterthwaite's degrees of freedom of the
+  sum): unlike a published measurement, a system's headroom is not one more noisy outcome, and the
+  searches' noise is only our error in finding it. (The noise of one new search, the calibration's term,
+  covered the exact headroom of the known-truth cases 85.3 % and 95.6 % of the time over six seeds, and an
+  interval of one search at the true parameter 83.3 % and 92.5 %: :mod:`storagelab.verify.headroom_coverage`
+  gives what the mean's covers.) Its quantiles read each draw as its slice of the distribution
+  (:func:`~storagelab.uncertainty.propagation.stratified_rows`), not as a point mass.
 - **The model's discrepancy.** The calibration's band (:mod:`storagelab.calibration.discrepancy`,
   learned on the studies' claims, ``discrepancy=`` a :class:`~storagelab.calibration.discrepancy.Band`),
   on the log scale, convolved with each candidate's sample. The band is a log ratio of published over
@@ -61,7 +63,7 @@ from storagelab.calibration.propagation import drivers
 from storagelab.provenance import parameter_draw, recording_uncertain
 from storagelab.uncertainty.design import Design, Key, sobol_design
 from storagelab.uncertainty.distributions import Distribution, Uniform
-from storagelab.uncertainty.propagation import predictive_sample, scenario_seed
+from storagelab.uncertainty.propagation import predictive_sample, scenario_seed, stratified_rows
 
 if TYPE_CHECKING:
     import altair as alt
@@ -190,11 +192,11 @@ class CandidateSample:
     statuses: tuple[str, ...] = field(default=())
 
     def flat(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every value of the convolution (log sample + band) with its weight (summing to 1)."""
-        sums = (self.logs.reshape(-1)[:, None] + self.deltas[None, :]).ravel()
-        each = np.broadcast_to(
-            self.weights[None, :] / self.logs.size, (self.logs.size, self.deltas.size)
-        ).ravel()
+        """Every value of the convolution (the draws' distribution, :func:`stratified_rows`, with the
+        noise, + band) with its weight (summing to 1)."""
+        logs = stratified_rows(self.logs).reshape(-1)
+        sums = (logs[:, None] + self.deltas[None, :]).ravel()
+        each = np.broadcast_to(self.weights[None, :] / logs.size, (logs.size, self.deltas.size)).ravel()
         return sums, each / each.sum()
 
     def quantiles(self, ps: Sequence[float]) -> list[float]:
@@ -211,7 +213,8 @@ class CandidateSample:
 def p_greater(a: CandidateSample, b: CandidateSample) -> float:
     """P(headroom of ``a`` > headroom of ``b``): paired on the draws (the same parameter values and mix),
     independent noise and discrepancy; exact sums; a tie counts one half (two draws both censored at one
-    cap)."""
+    cap). The draws are taken as they are, not through :func:`stratified_rows`: the pairing is draw by
+    draw, and each candidate's slices sort its own way."""
     if a.logs.shape[0] != b.logs.shape[0]:
         raise ValueError("p_greater: the candidates were not drawn on the same design")
     total = 0.0

@@ -34,6 +34,12 @@ Run: ``python -m storagelab.verify.headroom_coverage`` (``--help`` for the cases
 
 - ``mm1-mean-uncertain``: ``mm1-mean`` with the service rate ``mu`` drawn from LogUniform(700, 1400)/s,
   declared 1,000/s: ``m* = (mu - 500) / 100``, 2 to 9; searched over ``[1, 16]`` from 1.
+- ``mva-think-uncertain``: the closed CPU (2 ms) + disk loop with the disk's service time drawn from
+  Uniform(4, 6) ms, declared 5 ms, and a fixed population of 10 workers that think an exponential ``0.2 /
+  m`` s between jobs (the multiplier shortens the think, so the load grows continuously), mean response
+  at most 20 ms: ``m*`` solves exact MVA's response (the think time an infinite-server station) = 20 ms,
+  8.74 at 4 ms to 3.71 at 6 ms; searched over ``[1, 16]`` from 1. The closed MVA case with a continuous
+  headroom.
 - ``mva-workers-uncertain``: ``mva-workers`` with the disk's service time drawn from Uniform(4, 6) ms,
   declared 5 ms: whole ``m*`` from exact MVA per truth, 6 to 9 workers; searched over ``[1, 20]`` from 1.
 
@@ -47,24 +53,41 @@ first's final bracket), 16 scrambled Sobol' draws of the parameter (seeded ``sce
 then :func:`~storagelab.analysis.decision.candidate_sample` (no discrepancy band: the model is exact) and
 its 10 % and 90 % quantiles. Runs of 2 s (0.5 s warm-up) and a 10 % bisection, the comparison's.
 
-Measured (``python -m storagelab.verify.headroom_coverage --cases mm1-mean-uncertain mva-workers-uncertain
---workers 2``, seeds 1 and 2, 2026-12-05 on the two cores shared with a CI run; 163 and 248 s wall for both
-cases), with the noise of the replications' mean (``target="mean"`` of
-:func:`~storagelab.uncertainty.propagation.predictive_sample`, the comparison's since then):
+**Now** (2026-12-06): the noise of the replications' mean with Welch-Satterthwaite's degrees of freedom
+(:func:`~storagelab.uncertainty.propagation.predictive_sample`), and each draw read as its slice of the
+distribution (:func:`~storagelab.uncertainty.propagation.stratified_rows`). ``python -m
+storagelab.verify.headroom_coverage --cases mm1-mean-uncertain mva-think-uncertain --workers 2 --seed S``
+(S = 1 to 8) and ``--cases mva-workers-uncertain`` (S = 1, 2), 80 % coverage of 200 truths:
 
-=====================  ===========  ===========  ==========  ==================
-case                   seed 1       seed 2       median      attainable
-                       covered      covered      high / low  (perfect, band)
-=====================  ===========  ===========  ==========  ==================
-mm1-mean-uncertain     77.5 %       82.5 %       3.36, 3.28  80.0 % (72.5-87.0)
-mva-workers-uncertain  86.5 %       89.5 %       1.50, 1.50  91.8 % (86.5-96.5)
-=====================  ===========  ===========  ==========  ==================
+=====================  ========================================  ======  ==========  ==================
+case                   covered, seeds 1-8 (%)                    mean    median      attainable
+                                                                         high / low  (perfect, band)
+=====================  ========================================  ======  ==========  ==================
+mm1-mean-uncertain     75.5 81.5 81.0 81.0 80.5 78.5 76.0 75.0   78.6 %  3.13-3.25   80.0 % (72.5-87.0)
+mva-think-uncertain    76.5 80.5 78.0 80.0 80.0 81.0 75.5 77.0   78.6 %  1.98-2.04   80.0 % (72.5-87.0)
+mva-workers-uncertain  83.5 86.0 (seeds 1 and 2)                 84.8 %  1.44        91.8 % (86.5-96.5)
+=====================  ========================================  ======  ==========  ==================
 
-The pass band is 80 +/- 5 % (200 truths: a true 80 % stays in 72.5-87.0 % 99 % of the time). M/M/1 lies in
-it at both seeds. The closed case lies in it at seed 1 and above it at seed 2, inside the band of what a
-perfect prediction covers: whole workers make the headroom a step, and the interval's whole ends hold all
-of their mass (the truth distribution's own 10 % and 90 % quantiles, :func:`attainable`, cover 91.8 %: 6 to
-8 workers of 6 to 9).
+The pass band is 80 +/- 5 % (200 truths: a true 80 % stays in 72.5-87.0 % 99 % of the time). Both
+continuous cases lie in it at all eight seeds (75.0-81.5 %), 78.6 % each over 1,600 truths (binomial
+standard error 1.0): about a point under 80 %, where a t with ``n - 1`` degrees of freedom was 3.5 points
+over it (below). The think-time loop's seeds 1-3 were run first with the change made outside the module
+(the same figures, 76.5, 80.5 and 78.0 %), and seeds 5-8 of both cases after it was chosen, as a
+confirmation; seed 7's 75.5 % and seed 8's 75.0 % are at the band's edge. The closed loop with whole
+workers covers 83.5 and 86.0 %, inside and just above the band, and below the 91.8 % a perfect prediction
+attains there.
+
+Before, with a t of ``n - 1`` degrees of freedom for the mean's noise and the draws as point masses (seeds
+1 and 2, 2026-12-05): M/M/1 77.5 and 82.5 %, whole workers 86.5 and 89.5 %; the think-time loop (added
+2026-12-06) 81.5, 87.0 and 80.0 % at seeds 1-3. With the draws read as slices and the t kept, seeds 1-4:
+M/M/1 77.5, 82.0, 82.0, 84.0 %; the think-time loop 81.5, 87.0, 80.5, 85.0 % (mean 83.5 %); whole
+workers 85.5, 89.0, 86.0, 86.5 %. A t with 2 degrees of freedom convolved with the draws' spread covers
+more than its level: where the draws' spread dominates (the think-time loop's draws spread about three
+times the mean's noise), the sum's quantiles hardly depend on the noise's scale, and the t's heavy tails,
+which pay for not knowing that scale, are not needed. With whole workers the headroom is a step, and an
+interval's whole ends hold all of their mass: the truth distribution's own 10 % and 90 % quantiles
+(:func:`attainable`) cover 91.8 % (6 to 8 workers of 6 to 9), so that case is a check of the machinery on
+a closed network, not of the 80 % level; the think-time loop is the closed MVA case that checks the level.
 
 Before, the noise added was that of one new search (``target="run"``, the calibration's, for a published
 value that is itself one noisy outcome). Over six seeds it covered 85.3 % (M/M/1; 80.5-89.5 % per seed,
@@ -85,7 +108,9 @@ ablations (means of those six seeds) said why:
 
 So the noise of one new search was counted on draws that already carry a search's error, against a truth
 (the exact headroom) that has none: a system's headroom is not one more noisy outcome, and the searches'
-noise is only our error in finding it. About 2.5 points of over-coverage remain from 16 draws' quantiles.
+noise is only our error in finding it. About 2.5 points of over-coverage remained from 16 draws' quantiles
+read as point masses; ``--params-only`` measures what reading them as slices takes away (1.4 and 1.5 points
+on the two continuous cases over 3,000 truths).
 """
 
 from __future__ import annotations
@@ -104,7 +129,7 @@ import polars as pl
 from scipy import optimize, stats
 
 from storagelab import theory
-from storagelab.analysis.decision import HIGH, LOW, candidate_sample
+from storagelab.analysis.decision import HIGH, LOW, CandidateSample, candidate_sample
 from storagelab.analysis.headroom import (
     Headroom,
     LatencyObjective,
@@ -150,6 +175,24 @@ def _closed_at(disk_s: float, m: float, seed: int, duration: float, warmup: floa
 
 def _closed(m: float, seed: int, duration: float, warmup: float) -> SimulationResult:
     return _closed_at(5e-3, m, seed, duration, warmup)
+
+
+#: ``mva-think-uncertain``: its workers (a fixed population), think time at ``m = 1`` (s) and service
+#: level (mean response, s).
+THINK_WORKERS, THINK_S, THINK_LEVEL_S = 10, 0.2, 0.020
+
+
+def _think_at(disk_s: float, m: float, seed: int, duration: float, warmup: float) -> SimulationResult:
+    """The closed CPU (2 ms) + disk (``disk_s`` seconds) loop of ``mva-think-uncertain``: 10 workers
+    that think an exponential ``0.2 / m`` seconds between jobs (the multiplier shortens the think, so the
+    offered load grows continuously with ``m``)."""
+    cpu = Station("cpu", Exponential(2e-3), servers=1)
+    disk = Station("disk", Exponential(disk_s), servers=1)
+    path = Path("job", [cpu, disk])
+    src = ClosedSource(
+        "job", path, _SAMPLER, workers=THINK_WORKERS, think=Exponential(THINK_S / m), cls="job"
+    )
+    return simulate(path, [src], duration=duration, warmup=warmup, seed=seed, progress=False)
 
 
 @dataclass(frozen=True)
@@ -268,6 +311,18 @@ def _mva_workers_exact(disk_s: float) -> float:
     return float(max(n for n in range(1, 21) if response[n - 1] <= 0.0375))
 
 
+def _mva_think_exact(disk_s: float) -> float:
+    """``m*`` of the ``mva-think-uncertain`` loop with the disk at ``disk_s`` s: the multiplier at which
+    exact MVA (10 workers, think ``0.2 / m`` s, an infinite-server station, insensitive to its
+    distribution) puts the mean response at 20 ms (Brent's method; the response rises with ``m``)."""
+
+    def excess(m: float) -> float:
+        mva = theory.mva_closed(THINK_WORKERS, [2e-3, disk_s], delay=THINK_S / m)
+        return float(mva.response_time[-1]) - THINK_LEVEL_S
+
+    return float(optimize.brentq(excess, 0.1, 1000.0, xtol=1e-12))
+
+
 @dataclass(frozen=True)
 class UncertainHeadroom:
     """A known-headroom system whose one parameter (``parameter``, in its unit) is uncertain: the truth is
@@ -306,6 +361,11 @@ def uncertain_cases() -> dict[str, UncertainHeadroom]:
         UncertainHeadroom("mva-workers-uncertain", "disk service time (s)", Uniform(4e-3, 6e-3), 5e-3,
                           "exact MVA", _mva_workers_exact, _closed_at, LatencyObjective("job", "mean_ms", 37.5),
                           1, 20, 1, integer=True),
+        # the same stations and disk range with a fixed population and the think time shortened by the
+        # multiplier: a closed system whose headroom is continuous, m* from 3.5 to 8.6
+        UncertainHeadroom("mva-think-uncertain", "disk service time (s)", Uniform(4e-3, 6e-3), 5e-3,
+                          "exact MVA with a think time", _mva_think_exact, _think_at,
+                          LatencyObjective("job", "mean_ms", 1e3 * THINK_LEVEL_S), 1.0, 16.0, 1.0),
     ]  # fmt: skip
     return {c.name: c for c in out}
 
@@ -373,9 +433,7 @@ def _truth(
     row["low"], row["median"], row["high"] = full.quantiles([LOW, 0.5, HIGH])
     row["draws_low"], row["draws_high"] = draws_only.quantiles([LOW, HIGH])
     row["noise_low"], row["noise_high"] = noise_only.quantiles([LOW, HIGH])
-    row["params_low"], row["params_high"] = (
-        math.exp(float(np.quantile(params, p, method="inverted_cdf"))) for p in (LOW, HIGH)
-    )
+    row["params_low"], row["params_high"] = _draws_interval(params)
     row["draw_errors"] = tuple(math.log(a / case.exact(v)) for a, v in zip(answers, values, strict=True) if a)
     try:  # what one search at the true parameter answers, on a seed no prediction uses (an ablation)
         rep = search(true_value, seed + SEARCHED_SEEDS + i, None)
@@ -385,6 +443,40 @@ def _truth(
         runs += 0 if err.evaluations is None else err.evaluations.height
     row["runs"] = runs
     return row
+
+
+def _draws_interval(logs: np.ndarray) -> tuple[float, float]:
+    """The 80 % interval of draws' log headrooms read as the decision reads its draws
+    (:func:`~storagelab.uncertainty.propagation.stratified_rows`), without noise or band."""
+    sample = CandidateSample("draws", np.asarray(logs, dtype=float)[:, None], np.zeros(1), np.ones(1),
+                             math.inf, 0.0)  # fmt: skip
+    low, high = sample.quantiles([LOW, HIGH])
+    return low, high
+
+
+def params_coverage(case: UncertainHeadroom, *, truths: int = 1000, seeds: Sequence[int] = (1, 2, 3),
+                    draws: int = 16) -> dict[str, object]:  # fmt: skip
+    """The share of truths whose exact headroom lies in the 80 % interval of the ``draws`` Sobol' draws'
+    exact headrooms (no simulation: what the draws alone can attain), read as point masses (numpy's
+    ``inverted_cdf``, the decision's rule before :func:`~storagelab.uncertainty.propagation.stratified_rows`)
+    and through the draws' quantile function, over ``truths`` truths at each of ``seeds`` (drawn and
+    designed as :func:`uncertain_coverage` draws and designs them)."""
+    point = stratified = 0
+    for seed in seeds:
+        for i in range(truths):
+            exact = math.log(
+                case.exact(float(case.distribution.ppf(float(np.random.default_rng([seed, i]).random()))))
+            )
+            design = sobol_design({case.key: case.distribution}, draws,
+                                  scenario_seed(seed, "headroom_coverage", f"{case.name} truth {i}"))  # fmt: skip
+            logs = np.log([case.exact(float(d[case.key])) for d in design.draws])  # type: ignore[arg-type]
+            lo, hi = (float(np.quantile(logs, p, method="inverted_cdf")) for p in (LOW, HIGH))
+            point += lo <= exact <= hi
+            lo, hi = (math.log(x) for x in _draws_interval(logs))
+            stratified += bool(_covers(np.array(lo), np.array(hi), np.array(exact)))
+    n = truths * len(seeds)
+    return {"case": case.name, "truths": n, "draws": draws, "point_masses_pct": 100 * point / n,
+            "stratified_pct": 100 * stratified / n}  # fmt: skip
 
 
 def attainable(case: UncertainHeadroom, grid: int = 10_000) -> float:
@@ -504,8 +596,21 @@ def main(argv: Sequence[str] | None = None) -> pl.DataFrame:
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    p.add_argument(
+        "--params-only",
+        action="store_true",
+        help="no simulation: the draws' exact headrooms against the truths' (1,000 truths at seeds 1-3), "
+        "read as point masses and through the draws' quantile function",
+    )
     a = p.parse_args(argv)
     started = time.perf_counter()
+    if a.params_only:
+        table = pl.DataFrame(
+            [params_coverage(uncertain[n], draws=a.draws) for n in a.cases if n in uncertain]
+        )
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=2, tbl_hide_dataframe_shape=True):
+            print(table)
+        return table
     rows = [
         coverage(known[name], intervals=a.intervals, replications=n, duration=a.duration, warmup=a.warmup,
                  tolerance=0.01 if a.tolerance is None else a.tolerance, confidence=a.confidence, seed=a.seed,
