@@ -225,12 +225,24 @@ def test_report_index_opens_on_its_findings_in_a_browser(committed_index, browse
     try:
         page.goto(committed_index.as_uri())
         dom = page.evaluate("document.documentElement.outerHTML")
+        # no findings table spills past the card: a wide one scrolls inside it (at 1,200 px the calibration
+        # scores table is about 90 px wider than the card)
+        spill = page.evaluate(
+            """(() => {
+              const card = document.getElementById("findings").getBoundingClientRect();
+              return [...document.querySelectorAll("#findings table")].map(t => {
+                const box = (t.closest(".table-wrap") || t).getBoundingClientRect();
+                return box.right - card.right;
+              }).filter(over => over > 1);
+            })()"""
+        )
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / "report-index.png"
         page.screenshot(shot)
         assert not page.errors, page.errors
     finally:
         page.close()
+    assert not spill, f"findings tables past the card's right edge by {spill} px"
     assert dom.index('id="findings"') < dom.index("<th>notebook</th>")
     assert 'href="19-compare-architectures.html"' in dom and 'href="benchmarks/bench-1.csv"' in dom
     assert shot.stat().st_size > 10_000
