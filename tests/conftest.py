@@ -44,7 +44,9 @@ def committed_index(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     runs = report.plan(ProjectLayout(ROOT))
     for run in runs:
-        run.title, run.summary, run.findings = report.describe(nbformat.read(run.notebook, as_version=4))
+        run.title, run.summary, run.findings = report.describe(
+            nbformat.read(run.notebook, as_version=4), run.parameters
+        )
         run.files = {"html": f"{run.name}.html", "ipynb": f"{run.name}.ipynb"}
     report._write_index(runs, out / "index.html", report._copy_bench(report.bench_ratios(ROOT), out))
     return out / "index.html"

@@ -187,6 +187,7 @@ def test_the_index_opens_on_the_findings_of_the_committed_notebooks(committed_in
     html = committed_index.read_text()
     page = _soup(html)
     assert html.index('id="findings"') < html.index("<th>notebook</th>")  # the summary comes first
+    parameters = {r.name: r.parameters for r in report_module.plan(ProjectLayout(ROOT))}
     items = 0
     for path in NOTEBOOKS:
         nb, name = nbformat.read(path, as_version=4), path.stem
@@ -196,7 +197,10 @@ def test_the_index_opens_on_the_findings_of_the_committed_notebooks(committed_in
             assert item is None
             continue
         items += 1
-        assert item.h3.a["href"] == f"{name}.html" and item.h3.a.get_text() == report_module.describe(nb)[0]
+        assert (
+            item.h3.a["href"] == f"{name}.html"
+            and item.h3.a.get_text() == report_module.describe(nb, parameters[name])[0]
+        )
         cells = [c for c in nb.cells if c in printed or c in tabled]
         links = [a["href"] for a in item.find_all("a") if "#cell-id=" in a["href"]]
         assert set(links) == {f"{name}.html#cell-id={c.id}" for c in cells}
@@ -234,6 +238,17 @@ def test_the_index_opens_on_the_findings_of_the_committed_notebooks(committed_in
     assert "bottleneck_capacity" in header or "not in this output: bottleneck_capacity" in item_text(
         "19-compare-architectures"
     )
+    # the decision table and the ranking matrix say what they are, with the run's growth target and cap
+    captions = [
+        p.get_text() for p in page.find(id="finding-19-compare-architectures").find_all(class_="caption")
+    ]
+    params19 = parameters["19-compare-architectures"]
+    assert len(captions) == 2
+    assert f"growth target of {params19['growth']:g}x (p_meets_growth)" in captions[0]
+    assert f"cap of {params19['high']:g}x" in captions[0]
+    assert captions[1].startswith(
+        "Each cell: the probability that the row's architecture has a larger headroom"
+    )
     header, rows = _table(page.find(id="finding-15-vplex-replication").table)
     assert {"rtt_ms", "delta_ms"} <= set(header)
     assert {"0.0", "1.0", "10.0"} <= {r[header.index("rtt_ms")] for r in rows}
@@ -270,8 +285,30 @@ def test_a_headline_table_shows_the_columns_its_cell_names_and_says_which_are_mi
     ])  # fmt: skip
     printed, table = report_module.findings(nb)
     assert printed.lines == ["one", "two"] and printed.cell == nb.cells[0].id
-    assert (table.columns, table.rows, table.missing) == (
+    assert (table.columns, table.rows, table.missing, table.caption) == (
         ["b", "a"],
         [["x <= y", "1.5"], ["z", "null"]],
         ["later"],
+        "",
     )
+
+
+def test_a_headline_tables_caption_is_filled_from_the_notebooks_parameters():
+    """A ``headline-table`` cell's ``storagelab.headline_caption`` is shown with the parameters the
+    notebook ran with filled in; a field naming no parameter is an error that names the cell and the
+    parameters there are."""
+    html = "<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table>"
+    new = nbformat.v4
+    cell = new.new_code_cell(
+        "frame",
+        metadata={
+            "tags": ["headline-table"],
+            "storagelab": {"headline_caption": "P(meets {growth:g}x), {n} draws"},
+        },
+        outputs=[new.new_output("display_data", data={"text/html": html, "text/plain": "frame"})],
+    )
+    nb = new.new_notebook(cells=[cell])
+    (table,) = report_module.findings(nb, {"growth": 2.0, "n": 16, "other": "x"})
+    assert table.caption == "P(meets 2x), 16 draws"
+    with pytest.raises(ValueError, match=rf"cell {cell.id}: .*headline_caption.*'growth'.*\['n'\]"):
+        report_module.findings(nb, {"n": 16})

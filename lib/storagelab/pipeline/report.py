@@ -9,7 +9,8 @@ reads) is not executed again: its pages are taken from the previous report.
 
 The index opens on the findings (:func:`findings`): what each notebook declares as its result, by tagging
 a cell ``headline`` (its printed lines are lifted) or ``headline-table`` (the table it displays; the cell's
-``storagelab.headline_columns`` metadata may pick the columns), each linking to the cell on its page, and the
+``storagelab.headline_columns`` metadata may pick the columns, and its ``storagelab.headline_caption`` says what
+the table is, with the run's parameters filled in, e.g. ``{growth:g}``), each linking to the cell on its page, and the
 kernel's speed ratios read from the committed benchmark runs (:func:`bench_ratios`).
 """
 
@@ -21,6 +22,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import cache
@@ -55,10 +57,12 @@ class NotebookFailed(RuntimeError):
 class Finding:
     """What one cell of a notebook declares as a finding: its printed ``lines`` (a cell tagged
     ``headline``), or a table it displays (tagged ``headline-table``: ``columns`` and ``rows`` as the
-    notebook shows them; ``missing``: columns the cell asks for that its output does not have). ``cell``:
-    the cell's id, which its page uses as an anchor."""
+    notebook shows them; ``missing``: columns the cell asks for that its output does not have; ``caption``:
+    what the table is, from the cell's ``storagelab.headline_caption``). ``cell``: the cell's id, which its
+    page uses as an anchor."""
 
     cell: str = ""
+    caption: str = ""
     lines: list[str] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
@@ -157,10 +161,25 @@ class _Tables(HTMLParser):
             self._cell.append(data)
 
 
-def _tables(cell: nbformat.NotebookNode) -> list[Finding]:
+def _caption(cell: nbformat.NotebookNode, parameters: Mapping[str, Any]) -> str:
+    """The cell's ``storagelab.headline_caption`` with ``parameters`` (the notebook's, as it ran) filled
+    in by :meth:`str.format` (``"at {growth:g}x"``); a field that names no parameter is an error naming it."""
+    text = cell.metadata.get("storagelab", {}).get("headline_caption", "")
+    try:
+        return str(text).format_map(parameters)
+    except (KeyError, IndexError, ValueError) as err:
+        raise ValueError(
+            f"cell {cell.get('id', '?')}: storagelab.headline_caption {text!r} cannot be filled from the "
+            f"notebook's parameters ({err!r}); its fields name parameters: {sorted(parameters)}"
+        ) from None
+
+
+def _tables(cell: nbformat.NotebookNode, parameters: Mapping[str, Any]) -> list[Finding]:
     """The tables ``cell`` displays, with the columns its ``storagelab.headline_columns`` metadata names
-    (in that order; the columns its output lacks listed as missing), else every column."""
+    (in that order; the columns its output lacks listed as missing), else every column, and its caption
+    (:func:`_caption`)."""
     wanted = cell.metadata.get("storagelab", {}).get("headline_columns")
+    caption = _caption(cell, parameters)
     out = []
     for o in cell.get("outputs", []):
         html = o.get("data", {}).get("text/html", "")
@@ -173,21 +192,22 @@ def _tables(cell: nbformat.NotebookNode) -> list[Finding]:
             index = [header.index(c) for c in keep]
             out.append(Finding(
                 cell=cell.get("id", ""), columns=keep, rows=[[r[i] for i in index] for r in rows if len(r) == len(header)],
-                missing=[c for c in wanted or [] if c not in header],
+                missing=[c for c in wanted or [] if c not in header], caption=caption,
             ))  # fmt: skip
     return out
 
 
-def findings(nb: nbformat.NotebookNode) -> list[Finding]:
+def findings(nb: nbformat.NotebookNode, parameters: Mapping[str, Any] | None = None) -> list[Finding]:
     """What the notebook declares as its findings, in cell order: the printed lines of each cell tagged
-    ``headline`` and the tables of each cell tagged ``headline-table`` (see :func:`_tables`)."""
+    ``headline`` and the tables of each cell tagged ``headline-table`` (see :func:`_tables`; their captions
+    filled in from ``parameters``, the notebook's as it ran)."""
     out = []
     for cell in nb.cells:
         tags = cell.metadata.get("tags", []) if cell.cell_type == "code" else []
         if "headline" in tags and (lines := _printed(cell)):
             out.append(Finding(cell=cell.get("id", ""), lines=lines))
         if "headline-table" in tags:
-            out += _tables(cell)
+            out += _tables(cell, parameters or {})
     return out
 
 
@@ -242,9 +262,12 @@ def _title_and_summary(nb: nbformat.NotebookNode, limit: int = 300) -> tuple[str
     return "", ""
 
 
-def describe(nb: nbformat.NotebookNode) -> tuple[str, str, list[Finding]]:
-    """An executed notebook's title, summary and findings, as the index shows them."""
-    return (*_title_and_summary(nb), findings(nb))
+def describe(
+    nb: nbformat.NotebookNode, parameters: Mapping[str, Any] | None = None
+) -> tuple[str, str, list[Finding]]:
+    """An executed notebook's title, summary and findings (``parameters``: the notebook's, as it ran), as
+    the index shows them."""
+    return (*_title_and_summary(nb), findings(nb, parameters))
 
 
 def inputs_key(run: NotebookRun) -> str:
@@ -390,7 +413,7 @@ def _execute_and_render(
     nb = execute(notebook, executed, parameters, progress=False)
     seconds = time.perf_counter() - start
     render_html(nb, staging / f"{notebook.stem}.html")
-    return seconds, *describe(nb)
+    return seconds, *describe(nb, parameters)
 
 
 def _reuse(run: NotebookRun, key: str, previous: Path, staging: Path) -> bool:
@@ -401,7 +424,7 @@ def _reuse(run: NotebookRun, key: str, previous: Path, staging: Path) -> bool:
     for f in files:
         shutil.copy2(f, staging / f.name)
     run.seconds = float(files[0].read_text().split()[1])
-    run.title, run.summary, run.findings = describe(nbformat.read(files[1], as_version=4))
+    run.title, run.summary, run.findings = describe(nbformat.read(files[1], as_version=4), run.parameters)
     run.reused = True
     return True
 
