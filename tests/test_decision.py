@@ -185,3 +185,35 @@ def test_a_sure_ranking_is_a_probability_of_exactly_one() -> None:
     high = _sample("high", np.log(rng.uniform(4, 5, size=(16, 7))).tolist(), band)
     assert p_greater(high, low) == 1.0
     assert p_greater(low, high) == 0.0
+
+
+def test_a_tests_history_is_read_at_its_steady_state_not_drawn() -> None:
+    """A parameter that records a test's history (Virtual SAN's read cache resident since it was cleared,
+    uniform on 0-1 for the study's unstated protocol) is not one of a comparison's draws: the comparison is
+    of systems in service, which read the declared warm cache. The hardware's unknowns are still drawn,
+    and a user's override of the history is read as given."""
+    from storagelab import studies
+    from storagelab.analysis.decision import uncertain_parameters
+    from storagelab.provenance import parameter_draw, recording_uncertain
+
+    mix = WorkloadMix.from_mapping(_mix([3.0, 6.0]))
+    hybrid = studies.candidate("hybrid", "Virtual SAN 5.5, hybrid Xeon E5 v3")
+    found, mine = uncertain_parameters(mix, [hybrid])
+    names = {name for _, name in mine["hybrid"]}
+    assert "read_cache_resident" not in names
+    assert {"cpu_cycles_per_io", "stack_delay"} <= names and size_key("db") in found
+    # the study's own recording still sees it: the history is a range there
+    with recording_uncertain() as recorded:
+        studies.PRESETS["Virtual SAN 5.5, hybrid Xeon E5 v3"]()
+    assert recorded[("Virtual SAN 5.5", "read_cache_resident")].history
+    # a draw of every other parameter leaves the cache warm
+    with parameter_draw({k: v.ppf(0.5) for k, v in found.items() if k[0] != "workload mix"}):
+        p = studies.PRESETS["Virtual SAN 5.5, hybrid Xeon E5 v3"]().params
+    assert p["read_cache_resident"].value == 1.0
+
+
+def test_a_history_param_states_the_range_it_leaves_open() -> None:
+    from storagelab.provenance import Param
+
+    with pytest.raises(ValueError, match="history Param carries the range"):
+        Param(1.0, "ratio", "assumption", "warm", history=True)

@@ -73,7 +73,14 @@ class Param:
     ``prior``: for a fit only, the distribution its evidence allows *without* the rows it was fitted on (the
     range the fit searched, with its reason in ``source``), under the same rule. A claim on one of those rows
     is predicted from it (leave-one-out: the fit cannot see the claim it is scored on); every other claim
-    draws from ``uncertainty``, the fit's own spread from its rows."""
+    draws from ``uncertainty``, the fit's own spread from its rows.
+
+    ``history``: the parameter says what happened to the system before a measurement (how long its caches
+    had run since they were cleared), not what the hardware is. Its ``uncertainty`` is the range a test's
+    unstated history leaves open, and its declared ``value`` is the steady state (a warm cache). A study's
+    scenario sets it from that test's protocol; a sizing comparison, which asks what a system in service
+    sustains, takes the declared steady state and does not draw it
+    (:func:`storagelab.analysis.decision.uncertain_parameters`)."""
 
     value: float | str
     unit: str
@@ -86,6 +93,7 @@ class Param:
     capacity: str = ""
     uncertainty: Distribution | None = None
     prior: Distribution | None = None
+    history: bool = False
 
     def __post_init__(self) -> None:
         if self.unit == PRESET_UNIT:
@@ -120,6 +128,11 @@ class Param:
             raise ValueError(f"Param capacity must be one of {CAPACITY_KINDS}, got {self.capacity!r}")
         if self.uncertainty is not None:
             self._check_uncertainty(self.uncertainty)
+        elif self.history:
+            raise ValueError(
+                f"a history Param carries the range a test's history leaves open as its uncertainty; this one "
+                f"has none ({self.source!r})"
+            )
         if self.prior is not None:
             if self.origin != "fit":
                 raise ValueError(

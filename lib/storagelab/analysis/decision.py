@@ -7,7 +7,8 @@ simulation noise. With ``uncertainty=n`` it also searches the headroom once per 
 parameters (:func:`draw_design`):
 
 - **What is drawn.** Every parameter with a stated distribution that a candidate's build and the mix's
-  workloads read (found by building each candidate with the mix at 1x inside
+  workloads read, but a test's history (:attr:`~storagelab.provenance.Param.history`, read at its steady
+  state: the comparison is of systems in service) (found by building each candidate with the mix at 1x inside
   :func:`~storagelab.provenance.recording_uncertain`), and each mix class's size where the mix gives a
   ``size_range``. One scrambled Sobol' design of ``n`` points covers the union of them all, so a parameter
   two candidates read (the mix's workloads; one system's unknowns, shared by its presets through
@@ -98,7 +99,10 @@ def uncertain_parameters(
 ) -> tuple[dict[Key, Distribution], dict[str, tuple[Key, ...]]]:
     """Every uncertain parameter the ``candidates`` (those built from a preset) read with ``mix`` at 1x,
     and every mix class's size range: ``({key: distribution}, {candidate label: its keys, sorted})``.
-    A mix class's size is every candidate's key."""
+    A mix class's size is every candidate's key. A parameter that records a test's history
+    (:attr:`~storagelab.provenance.Param.history`: how long a cache had run since it was cleared) is not
+    drawn: the comparison is of systems in service, so it reads the declared steady state (a user sizing
+    for a cold start overrides it in the candidate's ``overrides``)."""
     from storagelab.analysis.comparison import _topology
 
     found: dict[Key, Distribution] = {}
@@ -110,9 +114,10 @@ def uncertain_parameters(
         with recording_uncertain() as recorded:
             volumes, placement = _topology(c, "fit")
             mix.sources(volumes, placement, 1.0)
-        for key, param in recorded.items():
+        drawn = {key: param for key, param in recorded.items() if not param.history}
+        for key, param in drawn.items():
             found[key] = param.uncertainty  # type: ignore[assignment]  # recorded: it has one
-        mine[c.label] = tuple(sorted({*recorded, *sizes}))
+        mine[c.label] = tuple(sorted({*drawn, *sizes}))
     return {**found, **sizes}, mine
 
 

@@ -353,8 +353,10 @@ def params(configuration: str) -> dict[str, Param]:
             "can hold it all; 1 = warm. The study's scenarios set it from the test "
             "protocol (storagelab.studies.vsan.claims.protocol_hit_ratio). Uncertainty: uniform on 0-1, "
             "from a cache just cleared to a warm one: the preset alone does not say how long the caches have "
-            "run (the study's scenarios override it with the protocol's value, which is then not drawn)",
+            "run (the study's scenarios override it with the protocol's value, which is then not drawn). A "
+            "history, not hardware: a sizing comparison of systems in service takes 1 (warm) and does not draw it",
             uncertainty=Uniform(0.0, 1.0),
+            history=True,
         ),
     }
     if configuration == "all-flash NVMe":
