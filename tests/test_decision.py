@@ -16,6 +16,7 @@ from storagelab.analysis.decision import (
     p_greater,
     size_key,
     stratified_rows,
+    with_resolution,
 )
 from storagelab.analysis.workload_mix import WorkloadMix, WorkloadMixError
 from storagelab.calibration.discrepancy import Band
@@ -212,8 +213,49 @@ def test_a_tests_history_is_read_at_its_steady_state_not_drawn() -> None:
     assert p["read_cache_resident"].value == 1.0
 
 
-def test_a_history_param_states_the_range_it_leaves_open() -> None:
-    from storagelab.provenance import Param
+def test_a_history_param_overridden_is_read_as_given() -> None:
+    """A scenario or a user sizing for a cold start overrides the history: the value is read as given
+    (no uncertainty, so nothing to draw), as the study's scenarios set it from their protocol."""
+    from storagelab import studies
+    from storagelab.analysis.decision import uncertain_parameters
 
-    with pytest.raises(ValueError, match="history Param carries the range"):
-        Param(1.0, "ratio", "assumption", "warm", history=True)
+    preset = "Virtual SAN 5.5, hybrid Xeon E5 v3"
+    cold = studies.PRESETS[preset](read_cache_resident=0.3).params["read_cache_resident"]
+    assert cold.value == 0.3 and cold.uncertainty is None and cold.origin == "user"
+    mix = WorkloadMix.from_mapping(_mix(None))
+    _, mine = uncertain_parameters(
+        mix, [studies.candidate("cold", preset, overrides={"read_cache_resident": 0.3})]
+    )
+    assert "read_cache_resident" not in {name for _, name in mine["cold"]}
+
+
+def test_a_draws_search_resolution_widens_it_as_a_uniform() -> None:
+    """A draw's answer is its final bracket's middle and the boundary lies anywhere in it: each row gains a
+    uniform on [-r, r] (read at 8 points: variance r^2 / 3 (1 - 1/64)), keeps its size and mean, and a row
+    with resolution 0 (a bound) is unchanged."""
+    rng = np.random.default_rng(4)
+    logs = np.sort(rng.normal(0.0, 0.02, (3, 1000)), axis=1) + np.array([[0.0], [1.0], [2.0]])
+    out = with_resolution(logs, [0.05, 0.0, 0.1])
+    assert out.shape == logs.shape
+    assert np.array_equal(out[1], logs[1])
+    for i, r in ((0, 0.05), (2, 0.1)):
+        assert out[i].mean() == pytest.approx(logs[i].mean(), abs=1e-3)
+        assert out[i].var() == pytest.approx(logs[i].var() + r**2 / 3 * (1 - 1 / 64), rel=0.02)
+        assert np.all(np.diff(out[i]) >= 0)
+
+
+def test_draws_that_agree_to_the_bracket_keep_the_brackets_width() -> None:
+    """Where every draw and every replication lands in the same bracket (no spread at all), the 80 %
+    interval is the bracket's, not a point: the boundary lies somewhere in it. Without the resolutions
+    the interval has no width."""
+    answer, r = 4.0, math.log(1.1) / 2
+    exact = candidate_sample("a", [answer] * 16, [answer] * 3, None, 0.125, 64.0)
+    resolved = candidate_sample("a", [answer] * 16, [answer] * 3, None, 0.125, 64.0, (), [r] * 16)
+    assert exact is not None and resolved is not None
+    assert exact.quantiles([0.1, 0.9]) == [pytest.approx(answer), pytest.approx(answer)]
+    low, high = resolved.quantiles([0.1, 0.9])
+    # a uniform on +-r read at 8 points: its 10 % and 90 % points are the 1st and 8th of 8 midpoints' mix
+    assert math.log(high / answer) == pytest.approx(-math.log(low / answer), rel=1e-6)
+    assert 0.6 * r < math.log(high / answer) <= r
+    with pytest.raises(ValueError, match="2 resolutions for 16 draws"):
+        candidate_sample("a", [answer] * 16, [answer] * 3, None, 0.125, 64.0, (), [r, r])

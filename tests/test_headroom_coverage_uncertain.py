@@ -92,7 +92,7 @@ def test_a_truth_is_predicted_as_the_comparison_predicts(monkeypatch):
     assert [v for v, _, _, _ in drawn] == [d[case.key] for d in design.draws]
     assert all(s == base and w == first.bracket for _, s, w, _ in drawn)
     sample = decision.candidate_sample(case.name, [r.answer for *_, r in drawn], [r.answer for *_, r in declared],
-                                       None, case.low, case.high)  # fmt: skip
+                                       None, case.low, case.high, (), [r.resolution for *_, r in drawn])  # fmt: skip
     assert sample is not None
     assert [row["low"], row["median"], row["high"]] == sample.quantiles([decision.LOW, 0.5, decision.HIGH])
     assert row["runs"] == sum(len(r.evaluations) for *_, r in calls)

@@ -80,7 +80,8 @@ class Param:
     unstated history leaves open, and its declared ``value`` is the steady state (a warm cache). A study's
     scenario sets it from that test's protocol; a sizing comparison, which asks what a system in service
     sustains, takes the declared steady state and does not draw it
-    (:func:`storagelab.analysis.decision.uncertain_parameters`)."""
+    (:func:`storagelab.analysis.decision.uncertain_parameters`). An override (a scenario's, a user's)
+    has no uncertainty, so there is nothing to draw either way."""
 
     value: float | str
     unit: str
@@ -128,11 +129,6 @@ class Param:
             raise ValueError(f"Param capacity must be one of {CAPACITY_KINDS}, got {self.capacity!r}")
         if self.uncertainty is not None:
             self._check_uncertainty(self.uncertainty)
-        elif self.history:
-            raise ValueError(
-                f"a history Param carries the range a test's history leaves open as its uncertainty; this one "
-                f"has none ({self.source!r})"
-            )
         if self.prior is not None:
             if self.origin != "fit":
                 raise ValueError(

@@ -801,7 +801,8 @@ def _decide(
                 continue
             answers = [bound]
         sample = candidate_sample(c.label, [d["answer"] for d in draws[c.label]], answers, band, s.low, s.high,
-                                  [d["status"] for d in draws[c.label]])  # fmt: skip
+                                  [d["status"] for d in draws[c.label]],
+                                  [d["resolution"] for d in draws[c.label]])  # fmt: skip
         if sample is not None:
             samples[c.label] = sample
     runs = pl.concat(frames, how="vertical_relaxed") if frames else None

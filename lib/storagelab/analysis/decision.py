@@ -152,7 +152,7 @@ def draw_search(
     replication, a :class:`~storagelab.analysis.headroom.Replication`; from ``s.start`` when it ended
     without an answer). Returns ``{"draw", "answer", "status", "evaluations"}``: ``answer`` the multiplier
     (at a bound where ``status`` is not ``"found"``; None where the mix cannot be hosted or the draw
-    could not be built)."""
+    could not be built); ``resolution``, the answer's search resolution on the log scale (0 at a bound)."""
     from storagelab.analysis.comparison import _replication
     from storagelab.analysis.headroom import Replication
 
@@ -161,12 +161,25 @@ def draw_search(
         with parameter_draw(values):
             rep = _replication(mix_at(mix, values), c, s, "fit", 0, warm)
     except ValueError as err:  # a draw the preset refuses (its parameters inconsistent): said, not hidden
-        return {"draw": j, "answer": None, "status": f"draw refused: {err}", "evaluations": None}
+        return {
+            "draw": j,
+            "answer": None,
+            "status": f"draw refused: {err}",
+            "resolution": 0.0,
+            "evaluations": None,
+        }
     if isinstance(rep, Replication):
         ev = pl.DataFrame(list(rep.evaluations))
-        return {"draw": j, "answer": rep.answer, "status": "found", "evaluations": ev}
+        return {
+            "draw": j,
+            "answer": rep.answer,
+            "status": "found",
+            "resolution": rep.resolution,
+            "evaluations": ev,
+        }
     row = rep["row"]
-    return {"draw": j, "answer": row["headroom"], "status": row["status"], "evaluations": rep["evaluations"]}
+    return {"draw": j, "answer": row["headroom"], "status": row["status"], "resolution": 0.0,
+            "evaluations": rep["evaluations"]}  # fmt: skip
 
 
 def _band_support(band: Band | None) -> tuple[np.ndarray, np.ndarray]:
@@ -241,6 +254,28 @@ def p_greater(a: CandidateSample, b: CandidateSample) -> float:
     return min(1.0, max(0.0, total / a.logs.shape[0]))
 
 
+#: Points at which a draw's search resolution (a uniform on the log scale) is read when it is added to the
+#: draw's noise (:func:`with_resolution`).
+RESOLUTION_POINTS = 8
+
+
+def with_resolution(logs: np.ndarray, resolutions: Sequence[float]) -> np.ndarray:
+    """Each row of ``logs`` (a draw's log headroom at the sorted noise levels) convolved with a uniform
+    on ``[-r, r]``, ``r`` its draw's ``resolutions`` entry: the search's answer is its final bracket's
+    geometric middle and the boundary lies anywhere in the bracket, ``r = ln(hi / lo) / 2`` either side
+    (0: a bound, at the cap or the floor, or a search not bisected). The sum's values at the
+    :data:`RESOLUTION_POINTS` midpoints of the uniform are sorted and read back at the row's own levels
+    (every ``RESOLUTION_POINTS``-th, from the middle of the first group), so a row keeps its size."""
+    out = logs.copy()
+    k = RESOLUTION_POINTS
+    offsets = 2 * (np.arange(k) + 0.5) / k - 1
+    for i, r in enumerate(resolutions):
+        if r > 0 and math.isfinite(r):
+            both = np.sort((logs[i][:, None] + r * offsets[None, :]).ravel())
+            out[i] = both[k // 2 :: k]
+    return out
+
+
 def candidate_sample(
     label: str,
     draws: Sequence[float | None],
@@ -249,21 +284,33 @@ def candidate_sample(
     low: float,
     high: float,
     statuses: Sequence[str] = (),
+    resolutions: Sequence[float] = (),
 ) -> CandidateSample | None:
     """The predictive sample of a candidate from its draws' answers and its replications' answers
     (multipliers), or None where no draw gave an answer. A draw without an answer (cannot host, refused)
-    is left out, and said in ``statuses``."""
+    is left out, and said in ``statuses``. ``resolutions``: each draw's search resolution on the log scale
+    (its final bracket's half-width, :attr:`~storagelab.analysis.headroom.Replication.resolution`; 0 for
+    a bound), added to that draw as a uniform (:func:`with_resolution`): without it a draw is read as if
+    its search had found the boundary exactly, and where the replications agree to the bracket (their
+    spread 0) nothing else widens the sample (the nominal interval counts the resolution:
+    :func:`~storagelab.analysis.headroom.log_interval`)."""
+    if resolutions and len(resolutions) != len(draws):
+        raise ValueError(f"candidate_sample: {len(resolutions)} resolutions for {len(draws)} draws")
+    kept = [j for j, d in enumerate(draws) if d is not None and d > 0]
     logs = predictive_sample(
         [math.log(d) if d is not None and d > 0 else None for d in draws],
         [math.log(r) for r in replications],
         math.log(replications[0]) if replications else None,
         target="mean",
     )
-    n = sum(1 for d in draws if d is not None and d > 0)
+    n = len(kept)
     if logs.size == 0:
         return None
+    rows = logs.reshape(n, -1)
+    if resolutions:
+        rows = with_resolution(rows, [float(resolutions[j]) for j in kept])
     deltas, weights = _band_support(band)
-    return CandidateSample(label, logs.reshape(n, -1), deltas, weights, high, low, tuple(statuses))
+    return CandidateSample(label, rows, deltas, weights, high, low, tuple(statuses))
 
 
 @dataclass

@@ -181,15 +181,16 @@ def stratified_rows(logs: np.ndarray, per_draw: int = PER_DRAW) -> np.ndarray:
     distribution. On the known-truth systems with a continuous headroom (``python -m
     storagelab.verify.headroom_coverage --params-only --cases mm1-mean-uncertain mva-think-uncertain``:
     3,000 truths, no simulation), the 16 draws' exact headrooms cover the truth 82.0 % and 81.7 % of the
-    time as point masses, 80.6 % and 80.2 % through this function. The draws' order is that of the first
-    noise level (every row carries the same noise levels).
+    time as point masses, 80.6 % and 80.2 % through this function. The draws' order is that of their
+    middle noise level (their medians: a row may carry its own search resolution,
+    :func:`storagelab.analysis.decision.with_resolution`).
 
     The comparison's decision reads its draws this way (:class:`~storagelab.analysis.decision.
     CandidateSample`); the calibration's :func:`interval` still reads them as point masses."""
     n, levels = logs.shape
     if levels >= per_draw and levels % per_draw == 0:
         logs = logs.reshape(n, levels // per_draw, per_draw).mean(axis=2)
-    rows = logs[np.argsort(logs[:, 0], kind="stable")]
+    rows = logs[np.argsort(logs[:, logs.shape[1] // 2], kind="stable")]
     u = (np.arange(n * per_draw) + 0.5) / (n * per_draw)
     f = np.clip(u * n - 0.5, 0.0, n - 1.0)
     lo = np.floor(f).astype(int)

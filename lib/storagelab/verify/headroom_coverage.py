@@ -416,18 +416,23 @@ def _truth(
                                                                               f"{case.name} truth {i}"))  # fmt: skip
     values = [float(d[case.key]) for d in design.draws]  # type: ignore[arg-type]
     answers: list[float | None] = []
+    resolutions: list[float] = []  # each draw's search resolution, as the comparison's draw_search gives it
     for v in values:
         try:
             rep = search(v, base, done[0].bracket)  # the first replication's seed, warm from its bracket
             answers.append(rep.answer)
+            resolutions.append(rep.resolution)
             runs += len(rep.evaluations)
         except OutsideBracket as err:  # at a bound, as the comparison's draw_search keeps it
             answers.append(err.multiplier)
+            resolutions.append(0.0)
             runs += 0 if err.evaluations is None else err.evaluations.height
     answers_of_reps = [d.answer for d in done]
-    full = candidate_sample(case.name, answers, answers_of_reps, None, case.low, case.high)
-    draws_only = candidate_sample(case.name, answers, answers_of_reps[:1], None, case.low, case.high)
-    noise_only = candidate_sample(case.name, [answers_of_reps[0]], answers_of_reps, None, case.low, case.high)
+    full = candidate_sample(case.name, answers, answers_of_reps, None, case.low, case.high, (), resolutions)
+    draws_only = candidate_sample(case.name, answers, answers_of_reps[:1], None, case.low, case.high, (),
+                                  resolutions)  # fmt: skip
+    noise_only = candidate_sample(case.name, [answers_of_reps[0]], answers_of_reps, None, case.low, case.high,
+                                  (), [done[0].resolution])  # fmt: skip
     params = np.log([case.exact(v) for v in values])  # the draws' exact headrooms: no simulation at all
     assert full is not None and draws_only is not None and noise_only is not None  # every answer is > 0
     row["low"], row["median"], row["high"] = full.quantiles([LOW, 0.5, HIGH])
