@@ -27,7 +27,9 @@ parameters (:func:`draw_design`):
   searches' noise is only our error in finding it. (The noise of one new search, the calibration's term,
   covered the exact headroom of the known-truth cases 85.3 % and 95.6 % of the time over six seeds, and an
   interval of one search at the true parameter 83.3 % and 92.5 %: :mod:`storagelab.verify.headroom_coverage`
-  gives what the mean's covers.) Its quantiles read each draw as its slice of the distribution
+  gives what the mean's covers.) Each draw is spread over the final bracket its search left the boundary
+  in, a uniform of ``+-ln(hi / lo) / 2`` (:func:`with_resolution`), as the nominal interval counts the
+  same resolution. Its quantiles read each draw as its slice of the distribution
   (:func:`~storagelab.uncertainty.propagation.stratified_rows`), not as a point mass.
 - **The model's discrepancy.** The calibration's band (:mod:`storagelab.calibration.discrepancy`,
   learned on the studies' claims, ``discrepancy=`` a :class:`~storagelab.calibration.discrepancy.Band`),
