@@ -7,10 +7,10 @@ simulation noise. With ``uncertainty=n`` it also searches the headroom once per 
 parameters (:func:`draw_design`):
 
 - **What is drawn.** Every parameter with a stated distribution that a candidate's build and the mix's
-  workloads read, but a test's history (:attr:`~storagelab.provenance.Param.history`, read at its steady
-  state: the comparison is of systems in service) (found by building each candidate with the mix at 1x inside
+  workloads read (found by building each candidate with the mix at 1x inside
   :func:`~storagelab.provenance.recording_uncertain`), and each mix class's size where the mix gives a
-  ``size_range``. One scrambled Sobol' design of ``n`` points covers the union of them all, so a parameter
+  ``size_range``; not a test's history (:attr:`~storagelab.provenance.Param.history`), which is read at
+  its steady state, since the comparison is of systems in service. One scrambled Sobol' design of ``n`` points covers the union of them all, so a parameter
   two candidates read (the mix's workloads; one system's unknowns, shared by its presets through
   ``ParamSet(family=...)``: Virtual SAN at 4 and at 8 hosts) has the same value in draw ``j`` for both.
   The candidates are compared on the same draws.
@@ -152,7 +152,7 @@ def draw_search(
     """Draw ``j`` of candidate ``c``'s headroom: one search at the first replication's seed inside
     :func:`~storagelab.provenance.parameter_draw` (``values``), from ``first``'s final bracket (the first
     replication, a :class:`~storagelab.analysis.headroom.Replication`; from ``s.start`` when it ended
-    without an answer). Returns ``{"draw", "answer", "status", "evaluations"}``: ``answer`` the multiplier
+    without an answer). Returns ``{"draw", "answer", "status", "resolution", "evaluations"}``: ``answer`` the multiplier
     (at a bound where ``status`` is not ``"found"``; None where the mix cannot be hosted or the draw
     could not be built); ``resolution``, the answer's search resolution on the log scale (0 at a bound)."""
     from storagelab.analysis.comparison import _replication
