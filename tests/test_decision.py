@@ -259,3 +259,16 @@ def test_draws_that_agree_to_the_bracket_keep_the_brackets_width() -> None:
     assert 0.6 * r < math.log(high / answer) <= r
     with pytest.raises(ValueError, match="2 resolutions for 16 draws"):
         candidate_sample("a", [answer] * 16, [answer] * 3, None, 0.125, 64.0, (), [r, r])
+
+
+def test_the_declared_values_answer_is_placed_in_the_distribution() -> None:
+    # four draws at 1, 2, 3, 4x (one per quarter) and replications at the declared values agreeing on 3.5x:
+    # the nominal answer lies between the 3rd and 4th draws (at 5/8 and 7/8), so most of what is known
+    # lies below it; read at 16 points (four per draw, linear on the log scale) 12 lie below ln 3.5
+    s = candidate_sample("a", [1.0, 2.0, 3.0, 4.0], [3.5, 3.5, 3.5], None, 0.125, 64.0)
+    assert s is not None and s.nominal == 3.5
+    assert s.p_below_nominal() == pytest.approx(12 / 16)
+    # the replications' geometric mean, as the nominal table's headroom
+    t = candidate_sample("a", [1.0, 2.0, 3.0, 4.0], [1.0, 4.0], None, 0.125, 64.0)
+    assert t is not None and t.nominal == pytest.approx(2.0)
+    assert _sample("b", [[0.0]]).p_below_nominal() != _sample("b", [[0.0]]).p_below_nominal()  # NaN: none given

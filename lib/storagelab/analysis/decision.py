@@ -201,7 +201,8 @@ def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, ps: Sequence[fl
 class CandidateSample:
     """One candidate's predictive sample of log headroom: ``logs`` (draws x noise levels, natural log of
     the multiplier), the discrepancy band's support (``deltas``, ``weights``), ``cap`` and ``floor`` (the
-    searched bracket: a value there is a bound) and the draws' ``statuses``."""
+    searched bracket: a value there is a bound), the draws' ``statuses`` and ``nominal``, the headroom at
+    the declared values (the replications' geometric mean, as the nominal table's; NaN if not given)."""
 
     label: str
     logs: np.ndarray
@@ -210,6 +211,7 @@ class CandidateSample:
     cap: float
     floor: float
     statuses: tuple[str, ...] = field(default=())
+    nominal: float = math.nan
 
     def flat(self) -> tuple[np.ndarray, np.ndarray]:
         """Every value of the convolution (the draws' distribution, :func:`stratified_rows`, with the
@@ -228,6 +230,15 @@ class CandidateSample:
         """P(headroom > ``x``). At the cap a censored draw counts as above any ``x`` below the cap."""
         sums, w = self.flat()
         return float(w[sums > math.log(x)].sum())
+
+    def p_below_nominal(self) -> float:
+        """P(headroom < the declared values' answer): where :attr:`nominal` lies in what is known. Near 1,
+        the declared values sit at the optimistic end of their ranges and the nominal table reads high;
+        near 0, the pessimistic end; NaN without a nominal answer."""
+        if not math.isfinite(self.nominal) or self.nominal <= 0:
+            return math.nan
+        sums, w = self.flat()
+        return float(w[sums < math.log(self.nominal)].sum())
 
 
 def p_greater(a: CandidateSample, b: CandidateSample) -> float:
@@ -312,7 +323,12 @@ def candidate_sample(
     if resolutions:
         rows = with_resolution(rows, [float(resolutions[j]) for j in kept])
     deltas, weights = _band_support(band)
-    return CandidateSample(label, rows, deltas, weights, high, low, tuple(statuses))
+    nominal = (
+        math.nan if not replications
+        else float(replications[0]) if len(set(replications)) == 1  # as the nominal table: exact when all agree
+        else math.exp(sum(math.log(r) for r in replications) / len(replications))
+    )  # fmt: skip
+    return CandidateSample(label, rows, deltas, weights, high, low, tuple(statuses), nominal)
 
 
 @dataclass
@@ -347,7 +363,9 @@ class Decision:
     def table(self) -> pl.DataFrame:
         """One row per candidate drawn: the median headroom and its 80 % interval (parameters, noise and
         discrepancy), P(meets the mix as given), P(meets the growth target), the draws that were censored
-        at the cap (``at_cap``) or had no answer (``no_answer``), and the top driver."""
+        at the cap (``at_cap``) or had no answer (``no_answer``), the top driver, and ``nominal`` (the
+        headroom at the declared values) with ``p_below_nominal``, the probability that the headroom is
+        less than that (:meth:`CandidateSample.p_below_nominal`: near 1, the nominal table reads high)."""
         rows = []
         for label, s in self.samples.items():
             med, lo, hi = s.quantiles([0.5, LOW, HIGH])
@@ -358,11 +376,12 @@ class Decision:
                 "p_meets_1x": s.p_above(1.0), "p_meets_growth": s.p_above(self.growth),
                 "draws": len(statuses), "at_cap": sum(st.startswith("holds") for st in statuses),
                 "no_answer": sum(d["answer"] is None for d in self.draws[label]),
-                "top_driver": top,
+                "top_driver": top, "nominal": s.nominal, "p_below_nominal": s.p_below_nominal(),
             })  # fmt: skip
         schema = {"architecture": pl.String, "headroom": pl.Float64, "low80": pl.Float64, "high80": pl.Float64,
                   "p_meets_1x": pl.Float64, "p_meets_growth": pl.Float64, "draws": pl.Int64, "at_cap": pl.Int64,
-                  "no_answer": pl.Int64, "top_driver": pl.String}  # fmt: skip
+                  "no_answer": pl.Int64, "top_driver": pl.String, "nominal": pl.Float64,
+                  "p_below_nominal": pl.Float64}  # fmt: skip
         return pl.DataFrame(rows, schema=schema).sort("headroom", descending=True, maintain_order=True)
 
     def pairwise(self) -> pl.DataFrame:
