@@ -272,3 +272,7 @@ def test_the_declared_values_answer_is_placed_in_the_distribution() -> None:
     t = candidate_sample("a", [1.0, 2.0, 3.0, 4.0], [1.0, 4.0], None, 0.125, 64.0)
     assert t is not None and t.nominal == pytest.approx(2.0)
     assert math.isnan(_sample("b", [[0.0]]).p_below_nominal())  # no nominal answer given
+    # a nominal answer at the cap or the floor is a bound ("at least 64x"), not a place in the distribution
+    for bound in (64.0, 0.125):
+        u = candidate_sample("a", [1.0, 2.0, 3.0, 4.0], [bound, bound], None, 0.125, 64.0)
+        assert u is not None and math.isnan(u.p_below_nominal())

@@ -234,8 +234,9 @@ class CandidateSample:
     def p_below_nominal(self) -> float:
         """P(headroom < the declared values' answer): where :attr:`nominal` lies in what is known. Near 1,
         the declared values sit at the optimistic end of their ranges and the nominal table reads high;
-        near 0, the pessimistic end; NaN without a nominal answer."""
-        if not math.isfinite(self.nominal) or self.nominal <= 0:
+        near 0, the pessimistic end. NaN without a nominal answer, and where the nominal answer is a bound
+        (at the cap or the floor: "at least" or "at most" that, not a place in the distribution)."""
+        if not math.isfinite(self.nominal) or not self.floor < self.nominal < self.cap:
             return math.nan
         sums, w = self.flat()
         return float(w[sums < math.log(self.nominal)].sum())
@@ -365,7 +366,8 @@ class Decision:
         discrepancy), P(meets the mix as given), P(meets the growth target), the draws that were censored
         at the cap (``at_cap``) or had no answer (``no_answer``), the top driver, and ``nominal`` (the
         headroom at the declared values) with ``p_below_nominal``, the probability that the headroom is
-        less than that (:meth:`CandidateSample.p_below_nominal`: near 1, the nominal table reads high)."""
+        less than that (:meth:`CandidateSample.p_below_nominal`: near 1, the nominal table reads high;
+        null where the nominal answer is a bound)."""
         rows = []
         for label, s in self.samples.items():
             med, lo, hi = s.quantiles([0.5, LOW, HIGH])
@@ -376,7 +378,8 @@ class Decision:
                 "p_meets_1x": s.p_above(1.0), "p_meets_growth": s.p_above(self.growth),
                 "draws": len(statuses), "at_cap": sum(st.startswith("holds") for st in statuses),
                 "no_answer": sum(d["answer"] is None for d in self.draws[label]),
-                "top_driver": top, "nominal": s.nominal, "p_below_nominal": s.p_below_nominal(),
+                "top_driver": top, "nominal": s.nominal,
+                "p_below_nominal": None if math.isnan(below := s.p_below_nominal()) else below,
             })  # fmt: skip
         schema = {"architecture": pl.String, "headroom": pl.Float64, "low80": pl.Float64, "high80": pl.Float64,
                   "p_meets_1x": pl.Float64, "p_meets_growth": pl.Float64, "draws": pl.Int64, "at_cap": pl.Int64,
