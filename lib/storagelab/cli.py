@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -634,14 +635,36 @@ def _coverage(shares: dict[str, float]) -> str:
 def compare_measured(
     mix: Annotated[Path, typer.Argument(help="workload mix YAML (a file, or the mix: key of a params file)")],
     measured: Annotated[
-        list[Path], typer.Option("--measured", help="a measured system's dataset folder (repeatable)")
-    ],
+        list[Path] | None, typer.Option("--measured", help="a measured system's dataset folder (repeatable)")
+    ] = None,
     preset: Annotated[
         list[str] | None, typer.Option("--preset", help="a preset to set beside it (repeatable)")
     ] = None,
     duration_s: Annotated[float, typer.Option(help="simulated seconds per run of each search")] = 2.0,
     replications: Annotated[int, typer.Option(help="independent searches per architecture")] = 3,
     high: Annotated[float, typer.Option(help="the highest load multiplier searched")] = 4.0,
+    seed: Annotated[int, typer.Option(help="first seed")] = 1,
+    workers: Annotated[
+        int | None, typer.Option(help="processes searching in parallel (default: one per core)")
+    ] = None,
+    uncertainty: Annotated[
+        int,
+        typer.Option(
+            help="draws of the uncertain parameters (more than 8, e.g. 16): each architecture's headroom "
+            "with its 80 % interval, P(meets the mix), P(meets --growth), the pairwise ranking "
+            "probabilities and what to measure; 0: off"
+        ),
+    ] = 0,
+    growth: Annotated[
+        float, typer.Option(help="with --uncertainty: the mix's growth target (a multiplier)")
+    ] = 2.0,
+    discrepancy_from: Annotated[
+        Path | None,
+        typer.Option(
+            help="with --uncertainty: a calibration CSV (storagelab calibrate --uncertainty N --out ...) whose "
+            "in-study claims give the models' discrepancy band, e.g. notebooks/calibration-quick.csv"
+        ),
+    ] = None,
     max_events: Annotated[
         int | None, typer.Option(help="stop with an error if a run processes more events than this")
     ] = None,
@@ -649,31 +672,54 @@ def compare_measured(
         float | None, typer.Option(help="stop with an error if a run takes more wall-clock seconds than this")
     ] = None,
 ) -> None:
-    """The headroom of each measured system (its fitted model) beside presets on one workload mix."""
+    """The headroom of each measured system (its fitted model) and each preset on one workload mix; with
+    --uncertainty, the decision under what the models do not know (notebook 19's decision table)."""
     from storagelab import studies
     from storagelab.analysis.comparison import Settings, compare
     from storagelab.analysis.workload_mix import WorkloadMix
+    from storagelab.calibration.discrepancy import pooled_band
+    from storagelab.calibration.results import CalibrationResult
     from storagelab.measured.model import FitError
     from storagelab.measured.system import MeasuredSystem
 
+    # every check on the input before the first simulation
+    if not measured and not preset:
+        _fail(ValueError("compare needs at least one architecture: --measured FOLDER or --preset NAME"))
+    if workers is not None and workers < 1:
+        _fail(ValueError(f"--workers must be >= 1, got {workers}"))
+    if uncertainty < 0 or 0 < uncertainty <= 8:
+        _fail(ValueError(f"--uncertainty must be 0 (off) or more than 8 draws, e.g. 16; got {uncertainty}"))
+    if not (math.isfinite(growth) and growth > 0):
+        _fail(ValueError(f"--growth is the mix's growth target, a multiplier > 0; got {growth}"))
+    if not uncertainty and discrepancy_from is not None:
+        _fail(ValueError("--discrepancy-from applies only with --uncertainty N (N > 8 draws)"))
     try:
         mix_ = WorkloadMix.from_yaml(mix)
         candidates = []
-        for folder in measured:
+        for folder in measured or []:
             system = MeasuredSystem.load(folder)
             candidates.append(system.candidate(system.fit()))
         candidates += [studies.candidate(p, p) for p in preset or []]
+        band = pooled_band(CalibrationResult.read_csv(discrepancy_from).table) if discrepancy_from else None
     except (FitError, FileNotFoundError, ValueError) as err:
         _fail(err)
     from storagelab.kernel.run_limits import RunLimitReached
 
     try:
         settings = Settings(duration_s=duration_s, warmup_s=min(0.5, duration_s / 4), replications=replications,
-                            high=high, max_events=max_events, max_wall_s=max_wall_s)  # fmt: skip
+                            high=high, seed=seed, max_events=max_events, max_wall_s=max_wall_s)  # fmt: skip
     except ValueError as err:
         _fail(err)
     try:
-        result = compare(mix_, candidates, settings)
+        result = compare(mix_, candidates, settings, workers=workers, uncertainty=uncertainty, growth=growth,
+                         discrepancy=band)  # fmt: skip
     except RunLimitReached as err:
         _fail(err)
     _echo_tables(result.table(), str_lengths=60)
+    if result.decision is not None:
+        typer.echo("\nThe decision under uncertainty (headroom in multiples of the mix, 80 % interval):")
+        _echo_tables(result.decision.table(), str_lengths=60)
+        typer.echo("\nP(the row's headroom > the column's):")
+        _echo_tables(result.decision.pairwise(), str_lengths=40)
+        typer.echo("\nWhat to measure next:")
+        _echo_tables(result.decision.what_to_measure(), str_lengths=200)
